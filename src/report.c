@@ -1,0 +1,93 @@
+/*
+ * Misuse reporting: the one place where the library writes to stderr.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ data */
+
+/* The handler and its argument are installed together; a reader that sees
+ * the new handler sees its argument (release/acquire on the pair). */
+struct handler {
+	pool_error_handler_fn *fn;
+	void *arg;
+};
+
+static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct handler handler_slots[2];
+static _Atomic(struct handler *) current_handler;
+
+/* ------------------------------------------------------------ helpers */
+
+static void default_handler(const pool_t *pool, const char *function,
+                            const void *ptr, enum pool_error error, void *arg)
+{
+	char line[256];
+	(void)arg;
+	int n = snprintf(line, sizeof line, "shiftpool: %s(): %s: %p (pool %p)\n",
+	                 function, pool_error_string(error), ptr,
+	                 (const void *)pool);
+	/* write(2), not stdio: the heap or stdout may be what is broken. */
+	if (n > 0) {
+		ssize_t w = write(STDERR_FILENO, line,
+		                  (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+		(void)w;
+	}
+	abort();
+}
+
+/* ------------------------------------------------------------ internal API */
+
+void pool_report(const struct pool *pool, const char *function,
+                 const void *ptr, enum pool_error error)
+{
+	struct handler *h =
+	    atomic_load_explicit(&current_handler, memory_order_acquire);
+	if (h && h->fn)
+		h->fn(pool, function, ptr, error, h->arg);
+	else
+		default_handler(pool, function, ptr, error, NULL);
+}
+
+/* ------------------------------------------------------------ public API */
+
+POOL_API pool_error_handler_fn *
+pool_set_error_handler(pool_error_handler_fn *fn, void *arg)
+{
+	pthread_mutex_lock(&handler_lock);
+	struct handler *old =
+	    atomic_load_explicit(&current_handler, memory_order_relaxed);
+	pool_error_handler_fn *previous = old ? old->fn : NULL;
+	/* Alternate between two slots so a reporter still reading the old
+	 * pair never sees it half rewritten by the next-but-one call. */
+	struct handler *slot =
+	    old == &handler_slots[0] ? &handler_slots[1] : &handler_slots[0];
+	slot->fn = fn;
+	slot->arg = arg;
+	atomic_store_explicit(&current_handler, slot, memory_order_release);
+	pthread_mutex_unlock(&handler_lock);
+	return previous;
+}
+
+POOL_API const char *pool_error_string(enum pool_error error)
+{
+	switch (error) {
+	case POOL_ERROR_INVALID_POINTER:
+		return "invalid pointer (not the start of a block)";
+	case POOL_ERROR_DOUBLE_FREE:
+		return "double free";
+	case POOL_ERROR_CORRUPTED:
+		return "pool corrupted";
+	}
+	return "unknown error";
+}
+
+POOL_API const char *shiftpool_version(void)
+{
+	return SHIFTPOOL_VERSION_STRING;
+}

@@ -1,0 +1,80 @@
+/*
+ * The shared free list of POOL_SINGLE and POOL_LOCKED modes (the caller
+ * holds the lock in POOL_LOCKED mode).  Inline: these are the fast paths.
+ *
+ * Free blocks are linked through their first word.  Blocks past `bump`
+ * have never been handed out, so pool_init() builds no list (O(1), touches
+ * no page) and a block taken from the bump is known to be zero.  One bit
+ * per block says whether it is handed out; it turns a double free and a
+ * corrupted link into a report instead of a block given to two owners.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef SHIFTPOOL_SHARED_H
+#define SHIFTPOOL_SHARED_H
+
+#include "internal.h"
+
+/* Reports a free-list link that does not name a free block. */
+POOL_COLD void shared_report_corrupted(struct pool *pool, const void *link);
+
+POOL_INLINE void *shared_alloc(struct pool *pool, bool *fresh)
+{
+	struct shared_list *list = &pool->shared;
+	void *block = list->free_list;
+	size_t index;
+
+	if (likely(block != NULL)) {
+		void *next = *(void **)block;
+		/* A link is trusted only once it names a block start inside
+		 * the region: a use-after-free write cannot steer us away. */
+		if (unlikely(next != NULL && (!region_contains(pool, next) ||
+		                              !region_is_block_start(pool, next)))) {
+			shared_report_corrupted(pool, next);
+			return NULL;
+		}
+		list->free_list = next;
+		index = region_index_of(pool, block);
+		*fresh = false;
+	} else if (likely(list->bump < pool->block_count)) {
+		index = list->bump++;
+		block = region_block(pool, index);
+		*fresh = true;
+	} else {
+		return NULL;
+	}
+
+	uint64_t bit = (uint64_t)1 << (index & 63);
+	uint64_t *word = &pool->allocated[index >> 6];
+	if (unlikely(*word & bit)) {
+		/* The list named a block that is handed out: corrupted. */
+		list->free_list = NULL;
+		shared_report_corrupted(pool, block);
+		return NULL;
+	}
+	*word |= bit;
+	list->allocs++;
+	size_t in_use = (size_t)(list->allocs - list->frees);
+	if (in_use > list->peak_in_use)
+		list->peak_in_use = in_use;
+	return block;
+}
+
+/* Returns 0, or the pool_error found; nothing is changed on error. */
+POOL_INLINE int shared_free(struct pool *pool, void *block)
+{
+	struct shared_list *list = &pool->shared;
+	size_t index = region_index_of(pool, block);
+	uint64_t bit = (uint64_t)1 << (index & 63);
+	uint64_t *word = &pool->allocated[index >> 6];
+
+	if (unlikely(!(*word & bit)))
+		return POOL_ERROR_DOUBLE_FREE;
+	*word &= ~bit;
+	*(void **)block = list->free_list;
+	list->free_list = block;
+	list->frees++;
+	return 0;
+}
+
+#endif /* SHIFTPOOL_SHARED_H */

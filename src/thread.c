@@ -1,0 +1,475 @@
+/*
+ * POOL_PER_THREAD: lock-free per-thread spans.
+ *
+ * The region is cut into spans of 2^span_shift blocks; pool_free() finds a
+ * block's span with one more shift.  A thread owns at most one span at a
+ * time, its active span, and allocates from it with no lock and no atomic
+ * read-modify-write: a local free list linked through word 0 of the free
+ * blocks, then the span's never-used tail (the bump).  A thread that frees a
+ * block of its active span pushes it on that local list, again with plain
+ * loads and stores.  Any other free is a remote free: the block goes on the
+ * span's remote list, a lock-free stack linked through word 1 of the blocks.
+ *
+ * Spans nobody owns sit on the pool's available stack, or are "abandoned":
+ * a thread whose active span has nothing left marks it abandoned and moves
+ * on; the first remote free into an abandoned span publishes it on the
+ * available stack, so no capacity is stranded behind a full span.  A thread
+ * that exits (or whose pool is destroyed) gives its span back the same way.
+ *
+ * Why there is no ABA:
+ *  - The remote list is only ever emptied whole, by the span's owner, with
+ *    one atomic exchange; nobody pops single entries, so a pusher's CAS can
+ *    only fail because another push happened, and retrying is always right.
+ *  - The available stack is popped by many threads, so its head carries a
+ *    32-bit tag beside the span index, bumped by every push and pop; a pop
+ *    that read a stale next link fails its CAS.  Spans are never unmapped
+ *    while the pool lives, so reading a stale link is harmless.
+ *
+ * Why a double free can never hand a block out twice, even when two threads
+ * free the same block at the same moment:
+ *  - Every block has a state word, written only by the owner of its span:
+ *    generation << 1 | handed-out.  Allocation sets the low bit; a free by
+ *    the owner adds one (new generation, not handed out).
+ *  - A remote free first claims the block: a CAS of its claim word from 0 to
+ *    the state it read.  Of two remote frees of one block only one can claim
+ *    it, so a block is on a remote list at most once and no list can loop.
+ *  - The owner, draining its remote list, accepts a block only if the claim
+ *    still equals the block's state (same generation, still handed out).  If
+ *    the owner freed (and perhaps re-allocated) the block in the meantime,
+ *    the generations differ: the remote free is reported and dropped.  The
+ *    owner also refuses to free a block that carries a claim.
+ *  - The remote link lives in word 1 and the local link in word 0, so even
+ *    a block that sits on both lists after such a race keeps both intact;
+ *    a drain also stops at any link that does not name a claimed block of
+ *    the span (a claim is cleared once processed, so revisits stop too).
+ *
+ * Memory ordering, pair by pair:
+ *  - remote push (release CAS on span->remote) / drain (acquire exchange):
+ *    the drainer sees the word-1 links the pushers wrote.
+ *  - available push (release CAS) / pop (acquire CAS): the acquirer of a
+ *    span sees the owner-line fields (local_free, bump) its last holder
+ *    wrote.  An abandoning owner's CAS on span->remote is a release too, and
+ *    the publishing remote free's CAS on span->remote acquires it before the
+ *    push, so the chain owner -> publisher -> acquirer is ordered.
+ *  - block_state and claims are read with relaxed loads: a free happens
+ *    after the allocation it frees (the program passed the pointer on, which
+ *    synchronises), so the state it reads is current unless the program
+ *    races with itself, and then the generation check above decides.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "thread.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------ data */
+
+__thread struct thread_hint thread_hint
+    __attribute__((tls_model("initial-exec")));
+
+/* This thread's caches, one per pool it has used, linked by thread_next. */
+static __thread struct thread_cache *thread_caches
+    __attribute__((tls_model("initial-exec")));
+
+/* Guards every pool's cache list and the caches' pool pointers, so thread
+ * exit and pool_destroy() can meet safely. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static int exit_key_error;
+
+/* ------------------------------------------------------------ spans */
+
+static struct span *available_pop(struct pool *pool)
+{
+	uint64_t head =
+	    atomic_load_explicit(&pool->available, memory_order_acquire);
+	for (;;) {
+		uint32_t top = (uint32_t)head;
+		if (top == 0)
+			return NULL;
+		struct span *span = &pool->spans[top - 1];
+		uint32_t next =
+		    atomic_load_explicit(&span->stack_next, memory_order_relaxed);
+		uint64_t tag = (head >> 32) + 1;
+		if (atomic_compare_exchange_weak_explicit(
+		        &pool->available, &head, (tag << 32) | next,
+		        memory_order_acquire, memory_order_acquire))
+			return span;
+	}
+}
+
+static void available_push(struct pool *pool, struct span *span)
+{
+	uint32_t self = (uint32_t)(span - pool->spans) + 1;
+	uint64_t head =
+	    atomic_load_explicit(&pool->available, memory_order_relaxed);
+	do {
+		atomic_store_explicit(&span->stack_next, (uint32_t)head,
+		                      memory_order_relaxed);
+	} while (!atomic_compare_exchange_weak_explicit(
+	    &pool->available, &head, (((head >> 32) + 1) << 32) | self,
+	    memory_order_release, memory_order_relaxed));
+}
+
+/* A span never handed to any thread yet, or NULL. */
+static struct span *fresh_span(struct pool *pool)
+{
+	size_t n = atomic_load_explicit(&pool->fresh_spans, memory_order_relaxed);
+	do {
+		if (n >= pool->span_count)
+			return NULL;
+	} while (!atomic_compare_exchange_weak_explicit(
+	    &pool->fresh_spans, &n, n + 1, memory_order_relaxed,
+	    memory_order_relaxed));
+	struct span *span = &pool->spans[n];
+	size_t first = n << pool->span_shift;
+	size_t left = pool->block_count - first;
+	size_t per_span = (size_t)1 << pool->span_shift;
+	span->capacity = (uint32_t)(left < per_span ? left : per_span);
+	return span;
+}
+
+/*
+ * Moves the span's remote list onto its local list.  The caller owns the
+ * span.  Returns how many blocks came back.
+ */
+static size_t span_drain(struct pool *pool, struct span *span)
+{
+	uint64_t head = atomic_exchange_explicit(&span->remote, 0,
+	                                         memory_order_acquire);
+	size_t first = span_first_block(pool, span);
+	size_t returned = 0;
+	uint32_t link = (uint32_t)head;
+
+	while (link != 0) {
+		uint32_t offset = link - 1;
+		if (offset >= span->capacity) {
+			thread_report_corrupted(pool, region_block(pool, first));
+			break;
+		}
+		size_t index = first + offset;
+		void *block = region_block(pool, index);
+		uint32_t claim =
+		    atomic_load_explicit(&pool->claims[index], memory_order_relaxed);
+		if (claim == 0) {
+			/* Not claimed: the link was overwritten, or we came
+			 * round a loop.  Stop; never follow it. */
+			thread_report_corrupted(pool, block);
+			break;
+		}
+		link = (uint32_t)((uintptr_t *)block)[1];
+		uint32_t state = atomic_load_explicit(&pool->block_state[index],
+		                                      memory_order_relaxed);
+		if (claim == state) {
+			atomic_store_explicit(&pool->block_state[index],
+			                      state + 1, memory_order_relaxed);
+			*(void **)block = span->local_free;
+			span->local_free = block;
+			returned++;
+		} else {
+			/* The owner freed this block while another thread
+			 * freed it too; the owner's free stands. */
+			pool_report(pool, "pool_free", block,
+			            POOL_ERROR_DOUBLE_FREE);
+		}
+		atomic_store_explicit(&pool->claims[index], 0,
+		                      memory_order_relaxed);
+	}
+	return returned;
+}
+
+static bool span_has_free(const struct span *span)
+{
+	return span->local_free != NULL ||
+	       atomic_load_explicit(&span->bump, memory_order_relaxed) <
+	           span->capacity;
+}
+
+/*
+ * Gives up ownership of a span.  A span with free blocks goes on the
+ * available stack; an empty one is abandoned, unless remote frees arrived,
+ * in which case it is published after all.
+ */
+static void span_release(struct pool *pool, struct span *span)
+{
+	if (!span_has_free(span)) {
+		uint64_t expected = 0;
+		/* Release: whoever later publishes and acquires the span sees
+		 * our writes to its owner line. */
+		if (atomic_compare_exchange_strong_explicit(
+		        &span->remote, &expected, SPAN_ABANDONED,
+		        memory_order_release, memory_order_relaxed))
+			return;
+	}
+	available_push(pool, span);
+}
+
+/* Makes span the cache's active span and takes in its remote frees. */
+static void span_adopt(struct pool *pool, struct thread_cache *tc,
+                       struct span *span)
+{
+	tc->active = span;
+	span_drain(pool, span);
+}
+
+/* ------------------------------------------------------------ caches */
+
+static void cache_fold_counters(struct pool *pool, struct thread_cache *tc)
+{
+	static const size_t n = sizeof tc->counters / sizeof(_Atomic uint64_t);
+	_Atomic uint64_t *from = &tc->counters.allocs;
+	_Atomic uint64_t *to = &pool->retired.allocs;
+	for (size_t i = 0; i < n; i++)
+		atomic_fetch_add_explicit(
+		    &to[i], atomic_load_explicit(&from[i], memory_order_relaxed),
+		    memory_order_relaxed);
+}
+
+/* Called with registry_lock held, for a cache whose pool is alive. */
+static void cache_retire(struct thread_cache *tc)
+{
+	struct pool *pool = tc->pool;
+	if (tc->active) {
+		span_release(pool, tc->active);
+		tc->active = NULL;
+	}
+	cache_fold_counters(pool, tc);
+	if (tc->pool_prev)
+		tc->pool_prev->pool_next = tc->pool_next;
+	else
+		pool->caches = tc->pool_next;
+	if (tc->pool_next)
+		tc->pool_next->pool_prev = tc->pool_prev;
+	tc->pool = NULL;
+}
+
+/* pthread key destructor: the thread is exiting. */
+static void thread_exit(void *value)
+{
+	(void)value;
+	pthread_mutex_lock(&registry_lock);
+	struct thread_cache *tc = thread_caches;
+	while (tc) {
+		struct thread_cache *next = tc->thread_next;
+		if (tc->pool)
+			cache_retire(tc);
+		free(tc);
+		tc = next;
+	}
+	thread_caches = NULL;
+	thread_hint.pool_id = 0;
+	thread_hint.cache = NULL;
+	pthread_mutex_unlock(&registry_lock);
+}
+
+static void exit_key_create(void)
+{
+	exit_key_error = pthread_key_create(&exit_key, thread_exit);
+}
+
+/* Frees this thread's caches of destroyed pools.  Registry lock held. */
+static void prune_orphans(void)
+{
+	struct thread_cache **link = &thread_caches;
+	while (*link) {
+		struct thread_cache *tc = *link;
+		if (tc->pool == NULL) {
+			*link = tc->thread_next;
+			free(tc);
+		} else {
+			link = &tc->thread_next;
+		}
+	}
+}
+
+struct thread_cache *thread_cache_lookup(struct pool *pool)
+{
+	for (struct thread_cache *tc = thread_caches; tc; tc = tc->thread_next) {
+		if (tc->pool_id == pool->id) {
+			thread_hint.pool_id = pool->id;
+			thread_hint.cache = tc;
+			return tc;
+		}
+	}
+
+	pthread_once(&exit_key_once, exit_key_create);
+	if (exit_key_error)
+		return NULL;
+	struct thread_cache *tc = calloc(1, sizeof *tc);
+	if (tc == NULL)
+		return NULL;
+	tc->pool = pool;
+	tc->pool_id = pool->id;
+
+	pthread_mutex_lock(&registry_lock);
+	prune_orphans();
+	tc->pool_next = pool->caches;
+	if (pool->caches)
+		pool->caches->pool_prev = tc;
+	pool->caches = tc;
+	tc->thread_next = thread_caches;
+	thread_caches = tc;
+	pthread_mutex_unlock(&registry_lock);
+
+	/* Any non-NULL value makes the destructor run at thread exit. */
+	pthread_setspecific(exit_key, tc);
+	thread_hint.pool_id = pool->id;
+	thread_hint.cache = tc;
+	return tc;
+}
+
+/* ------------------------------------------------------------ slow paths */
+
+void thread_report_corrupted(struct pool *pool, const void *link)
+{
+	pool_report(pool, "pool_malloc", link, POOL_ERROR_CORRUPTED);
+}
+
+void *thread_alloc_slow(struct pool *pool, struct thread_cache *tc,
+                        bool *fresh)
+{
+	struct span *span = tc->active;
+	void *block = NULL;
+
+	if (span != NULL) {
+		/* First what other threads gave back to our span. */
+		if (span_drain(pool, span) > 0)
+			block = span_pop(pool, span, fresh);
+		if (block == NULL) {
+			tc->active = NULL;
+			span_release(pool, span);
+		}
+	}
+	/* Then another span: one given back (it has free blocks), or one
+	 * never used.  Each try adopts a span that had a free block when it
+	 * was published, so this loop ends within span_count tries. */
+	for (size_t tries = 0; block == NULL && tries <= pool->span_count;
+	     tries++) {
+		span = available_pop(pool);
+		if (span == NULL)
+			span = fresh_span(pool);
+		if (span == NULL)
+			break;
+		span_adopt(pool, tc, span);
+		block = span_pop(pool, span, fresh);
+		if (block == NULL) {
+			tc->active = NULL;
+			span_release(pool, span);
+		}
+	}
+	if (block != NULL)
+		counter_add(&tc->counters.allocs, 1);
+	return block;
+}
+
+/* A free of a block of a span this thread does not hold as active. */
+int thread_free_slow(struct pool *pool, struct thread_cache *tc, void *block)
+{
+	size_t index = region_index_of(pool, block);
+	struct span *span = &pool->spans[index >> pool->span_shift];
+	uint32_t state =
+	    atomic_load_explicit(&pool->block_state[index], memory_order_relaxed);
+
+	if (!(state & 1))
+		return POOL_ERROR_DOUBLE_FREE;
+	uint32_t unclaimed = 0;
+	if (!atomic_compare_exchange_strong_explicit(
+	        &pool->claims[index], &unclaimed, state, memory_order_relaxed,
+	        memory_order_relaxed))
+		return POOL_ERROR_DOUBLE_FREE;
+
+	/* The claim makes the block ours to link: push it. */
+	uint32_t self = (uint32_t)(index - span_first_block(pool, span)) + 1;
+	uint64_t head =
+	    atomic_load_explicit(&span->remote, memory_order_relaxed);
+	do {
+		((uintptr_t *)block)[1] = (uint32_t)head;
+	} while (!atomic_compare_exchange_weak_explicit(
+	    &span->remote, &head, (uint64_t)self, memory_order_acq_rel,
+	    memory_order_relaxed));
+	/* We cleared SPAN_ABANDONED: nobody owns the span and it is on no
+	 * stack, so it is ours to publish. */
+	if (head & SPAN_ABANDONED)
+		available_push(pool, span);
+
+	if (tc != NULL)
+		counter_add(&tc->counters.frees, 1);
+	else
+		atomic_fetch_add_explicit(&pool->retired.frees, 1,
+		                          memory_order_relaxed);
+	return 0;
+}
+
+/* ------------------------------------------------------------ pool hooks */
+
+int thread_pool_init(struct pool *pool)
+{
+	(void)pool;
+	pthread_once(&exit_key_once, exit_key_create);
+	return exit_key_error ? EAGAIN : 0;
+}
+
+void thread_pool_destroy(struct pool *pool)
+{
+	pthread_mutex_lock(&registry_lock);
+	/* Caches of other threads become orphans: their threads free them
+	 * at exit or at their next lookup, without touching the pool. */
+	for (struct thread_cache *tc = pool->caches; tc; tc = tc->pool_next)
+		tc->pool = NULL;
+	pool->caches = NULL;
+	prune_orphans();
+	pthread_mutex_unlock(&registry_lock);
+	if (thread_hint.pool_id == pool->id) {
+		thread_hint.pool_id = 0;
+		thread_hint.cache = NULL;
+	}
+}
+
+void thread_count_fallback(struct pool *pool, bool is_free)
+{
+	struct thread_cache *tc = thread_cache_get(pool);
+	if (tc != NULL)
+		counter_add(is_free ? &tc->counters.fallback_frees
+		                    : &tc->counters.fallback_allocs,
+		            1);
+	else
+		atomic_fetch_add_explicit(is_free ? &pool->retired.fallback_frees
+		                                  : &pool->retired.fallback_allocs,
+		                          1, memory_order_relaxed);
+}
+
+void thread_stats(const struct pool *pool, pool_stats_t *out)
+{
+	struct pool *p = (struct pool *)pool;
+	uint64_t sums[4];
+	_Atomic uint64_t *retired = &p->retired.allocs;
+
+	for (int i = 0; i < 4; i++)
+		sums[i] = atomic_load_explicit(&retired[i], memory_order_relaxed);
+	pthread_mutex_lock(&registry_lock);
+	for (struct thread_cache *tc = p->caches; tc; tc = tc->pool_next) {
+		_Atomic uint64_t *c = &tc->counters.allocs;
+		for (int i = 0; i < 4; i++)
+			sums[i] += atomic_load_explicit(&c[i],
+			                                memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&registry_lock);
+
+	/* The blocks ever touched: an upper bound of the true peak, which
+	 * cannot be known without a shared counter on every call. */
+	size_t touched = 0;
+	size_t spans =
+	    atomic_load_explicit(&p->fresh_spans, memory_order_relaxed);
+	for (size_t i = 0; i < spans && i < p->span_count; i++)
+		touched += atomic_load_explicit(&p->spans[i].bump,
+		                                memory_order_relaxed);
+
+	out->allocs = sums[0];
+	out->frees = sums[1];
+	out->fallback_allocs = sums[2];
+	out->fallback_frees = sums[3];
+	out->in_use = (size_t)(sums[0] - sums[1]);
+	out->peak_in_use = touched;
+}

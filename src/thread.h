@@ -1,0 +1,153 @@
+/*
+ * POOL_PER_THREAD: the fast paths, inline.  The design and the slow paths
+ * are in thread.c; read its header comment first.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef SHIFTPOOL_THREAD_H
+#define SHIFTPOOL_THREAD_H
+
+#include "internal.h"
+
+/* The cache this thread used last, found without a lookup.  pool_id is
+ * unique per pool_init() in the process, so a destroyed pool whose address
+ * is reused never matches. */
+struct thread_hint {
+	uint64_t pool_id;
+	struct thread_cache *cache;
+};
+
+extern __thread struct thread_hint thread_hint
+    __attribute__((tls_model("initial-exec")));
+
+/* ------------------------------------------------------------ slow paths */
+
+POOL_COLD struct thread_cache *thread_cache_lookup(struct pool *pool);
+POOL_COLD void *thread_alloc_slow(struct pool *pool, struct thread_cache *tc,
+                                  bool *fresh);
+int thread_free_slow(struct pool *pool, struct thread_cache *tc, void *block);
+POOL_COLD void thread_report_corrupted(struct pool *pool, const void *link);
+
+int thread_pool_init(struct pool *pool);
+void thread_pool_destroy(struct pool *pool);
+void thread_count_fallback(struct pool *pool, bool is_free);
+void thread_stats(const struct pool *pool, pool_stats_t *out);
+
+/* ------------------------------------------------------------ helpers */
+
+/* Counters are written by their thread only: a load and a store, not an
+ * atomic read-modify-write; relaxed, since pool_stats() only needs each
+ * value to be one that was written. */
+POOL_INLINE void counter_add(_Atomic uint64_t *counter, uint64_t n)
+{
+	atomic_store_explicit(
+	    counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
+	    memory_order_relaxed);
+}
+
+POOL_INLINE struct thread_cache *thread_cache_get(struct pool *pool)
+{
+	if (likely(thread_hint.pool_id == pool->id))
+		return thread_hint.cache;
+	return thread_cache_lookup(pool);
+}
+
+POOL_INLINE size_t span_first_block(const struct pool *pool,
+                                    const struct span *span)
+{
+	return (size_t)(span - pool->spans) << pool->span_shift;
+}
+
+/*
+ * Takes a block from a span the caller owns: the local list first (LIFO,
+ * so the block is likely still in cache), then the never-used tail.
+ * Returns NULL when the span has neither.
+ */
+POOL_INLINE void *span_pop(struct pool *pool, struct span *span, bool *fresh)
+{
+	void *block = span->local_free;
+	size_t index;
+
+	if (likely(block != NULL)) {
+		void *next = *(void **)block;
+		if (unlikely(next != NULL && (!region_contains(pool, next) ||
+		                              !region_is_block_start(pool, next)))) {
+			span->local_free = NULL;
+			thread_report_corrupted(pool, next);
+			return NULL;
+		}
+		span->local_free = next;
+		index = region_index_of(pool, block);
+		*fresh = false;
+	} else {
+		uint32_t bump =
+		    atomic_load_explicit(&span->bump, memory_order_relaxed);
+		if (unlikely(bump >= span->capacity))
+			return NULL;
+		atomic_store_explicit(&span->bump, bump + 1,
+		                      memory_order_relaxed);
+		index = span_first_block(pool, span) + bump;
+		block = region_block(pool, index);
+		*fresh = true;
+	}
+
+	/* Only this thread writes the state of its span's blocks; other
+	 * threads read it (relaxed) when they free one, see thread.c. */
+	uint32_t state =
+	    atomic_load_explicit(&pool->block_state[index], memory_order_relaxed);
+	if (unlikely(state & 1)) {
+		span->local_free = NULL;
+		thread_report_corrupted(pool, block);
+		return NULL;
+	}
+	atomic_store_explicit(&pool->block_state[index], state | 1,
+	                      memory_order_relaxed);
+	return block;
+}
+
+/* ------------------------------------------------------------ fast paths */
+
+POOL_INLINE void *thread_alloc(struct pool *pool, bool *fresh)
+{
+	struct thread_cache *tc = thread_cache_get(pool);
+	if (unlikely(tc == NULL))
+		return NULL;
+	struct span *span = tc->active;
+	if (likely(span != NULL)) {
+		void *block = span_pop(pool, span, fresh);
+		if (likely(block != NULL)) {
+			counter_add(&tc->counters.allocs, 1);
+			return block;
+		}
+	}
+	return thread_alloc_slow(pool, tc, fresh);
+}
+
+/* Returns 0, or the pool_error found; nothing is changed on error. */
+POOL_INLINE int thread_free(struct pool *pool, void *block)
+{
+	size_t index = region_index_of(pool, block);
+	struct span *span = &pool->spans[index >> pool->span_shift];
+	struct thread_cache *tc = thread_cache_get(pool);
+
+	if (likely(tc != NULL && span == tc->active)) {
+		uint32_t state = atomic_load_explicit(&pool->block_state[index],
+		                                      memory_order_relaxed);
+		if (unlikely(!(state & 1)))
+			return POOL_ERROR_DOUBLE_FREE;
+		/* A claim means another thread freed this block already. */
+		if (unlikely(atomic_load_explicit(&pool->claims[index],
+		                                  memory_order_relaxed) != 0))
+			return POOL_ERROR_DOUBLE_FREE;
+		/* state + 1: clears "handed out" and starts a new generation. */
+		atomic_store_explicit(&pool->block_state[index], state + 1,
+		                      memory_order_relaxed);
+		*(void **)block = span->local_free;
+		span->local_free = block;
+		counter_add(&tc->counters.frees, 1);
+		return 0;
+	}
+	return thread_free_slow(pool, tc, block);
+}
+
+#endif /* SHIFTPOOL_THREAD_H */
