@@ -112,7 +112,6 @@ struct thread_cache {
 struct shared_list {
 	void *free_list;           /* free blocks, linked through word 0 */
 	size_t bump;               /* blocks [bump, block_count) never used */
-	size_t peak_in_use;
 	uint64_t allocs, frees;
 };
 
@@ -131,9 +130,9 @@ struct pool {
 	size_t block_count;
 	uint64_t id;               /* unique per pool_init() in this process */
 
-	/* POOL_SINGLE and POOL_LOCKED: one bit per block, set while the block
+	/* POOL_SINGLE and POOL_LOCKED: one byte per block, 1 while the block
 	 * is handed out; the list itself lives in the free blocks. */
-	uint64_t *allocated;
+	uint8_t *allocated;
 	struct shared_list shared;
 	pthread_mutex_t lock;      /* POOL_LOCKED: guards shared and allocated */
 
@@ -188,6 +187,12 @@ POOL_INLINE void *region_block(const struct pool *pool, size_t index)
 {
 	return pool->base + (index << pool->block_shift);
 }
+
+/* ------------------------------------------------------------ pool.c */
+
+/* Serves a request the pool cannot (too big, or the pool is exhausted)
+ * from malloc/calloc; NULL with errno ENOMEM under POOL_NO_FALLBACK. */
+POOL_COLD void *fallback_alloc(struct pool *pool, size_t size, bool zero);
 
 /* ------------------------------------------------------------ report.c */
 

@@ -43,40 +43,32 @@ POOL_COLD void shared_report_corrupted(struct pool *pool, const void *link)
 	pool_report(pool, "pool_malloc", link, POOL_ERROR_CORRUPTED);
 }
 
-/* A block of the region, or NULL when the pool has none left. */
-POOL_INLINE void *block_alloc(struct pool *pool, bool *fresh)
-{
-	void *block;
+/*
+ * Each mode's entry points are instances of the inline templates below with
+ * the mode a constant, so every instance holds only its own mode's code and
+ * the public functions dispatch with one compare and a tail call.
+ */
 
-	switch (pool->mode) {
-	case POOL_SINGLE:
+/* A block of the shared list, or NULL when the pool has none left. */
+POOL_INLINE void *block_alloc(struct pool *pool, bool *fresh, int mode)
+{
+	if (mode == POOL_SINGLE)
 		return shared_alloc(pool, fresh);
-	case POOL_LOCKED:
-		pthread_mutex_lock(&pool->lock);
-		block = shared_alloc(pool, fresh);
-		pthread_mutex_unlock(&pool->lock);
-		return block;
-	default:
-		return thread_alloc(pool, fresh);
-	}
+	pthread_mutex_lock(&pool->lock);
+	void *block = shared_alloc(pool, fresh);
+	pthread_mutex_unlock(&pool->lock);
+	return block;
 }
 
 /* Returns 0, or the pool_error found. */
-POOL_INLINE int block_free(struct pool *pool, void *block)
+POOL_INLINE int block_free(struct pool *pool, void *block, int mode)
 {
-	int error;
-
-	switch (pool->mode) {
-	case POOL_SINGLE:
+	if (mode == POOL_SINGLE)
 		return shared_free(pool, block);
-	case POOL_LOCKED:
-		pthread_mutex_lock(&pool->lock);
-		error = shared_free(pool, block);
-		pthread_mutex_unlock(&pool->lock);
-		return error;
-	default:
-		return thread_free(pool, block);
-	}
+	pthread_mutex_lock(&pool->lock);
+	int error = shared_free(pool, block);
+	pthread_mutex_unlock(&pool->lock);
+	return error;
 }
 
 /* Whether a block start is handed out right now (for pool_realloc()). */
@@ -86,10 +78,10 @@ static bool block_is_live(struct pool *pool, size_t index)
 
 	switch (pool->mode) {
 	case POOL_SINGLE:
-		return (pool->allocated[index >> 6] >> (index & 63)) & 1;
+		return pool->allocated[index];
 	case POOL_LOCKED:
 		pthread_mutex_lock(&pool->lock);
-		live = (pool->allocated[index >> 6] >> (index & 63)) & 1;
+		live = pool->allocated[index];
 		pthread_mutex_unlock(&pool->lock);
 		return live;
 	default:
@@ -112,8 +104,7 @@ static void count_fallback(struct pool *pool, bool is_free)
 }
 
 /* Serves a request the pool cannot: too big, or the pool is exhausted. */
-POOL_COLD static void *fallback_alloc(struct pool *pool, size_t size,
-                                      bool zero)
+void *fallback_alloc(struct pool *pool, size_t size, bool zero)
 {
 	if (pool->flags & POOL_NO_FALLBACK) {
 		errno = ENOMEM;
@@ -146,6 +137,97 @@ POOL_INLINE bool check_block_start(struct pool *pool, const char *function,
 		return true;
 	pool_report(pool, function, ptr, POOL_ERROR_INVALID_POINTER);
 	return false;
+}
+
+
+POOL_INLINE void *malloc_in(struct pool *pool, size_t size, int mode)
+{
+	if (likely(size <= pool->block_size)) {
+		bool fresh;
+		void *block = block_alloc(pool, &fresh, mode);
+		if (likely(block != NULL))
+			return block;
+	}
+	return fallback_alloc(pool, size, false);
+}
+
+POOL_INLINE void *calloc_in(struct pool *pool, size_t total, int mode)
+{
+	if (likely(total <= pool->block_size)) {
+		bool fresh;
+		void *block = block_alloc(pool, &fresh, mode);
+		if (likely(block != NULL)) {
+			/* A never-used block is still zero from the mapping;
+			 * a recycled one needs only the requested bytes. */
+			if (!fresh)
+				memset(block, 0, total);
+			return block;
+		}
+	}
+	return fallback_alloc(pool, total, true);
+}
+
+POOL_INLINE void free_in(struct pool *pool, void *ptr, int mode)
+{
+	if (likely(region_contains(pool, ptr))) {
+		if (!check_block_start(pool, "pool_free", ptr))
+			return;
+		int error = block_free(pool, ptr, mode);
+		if (unlikely(error))
+			pool_report(pool, "pool_free", ptr, error);
+		return;
+	}
+	if (ptr != NULL)
+		fallback_free(pool, ptr);
+}
+
+#define MODE_ENTRY_POINTS(name, mode)                                          \
+	static __attribute__((noinline)) void *name##_malloc(                  \
+	    struct pool *pool, size_t size)                                    \
+	{                                                                      \
+		return malloc_in(pool, size, mode);                            \
+	}                                                                      \
+	static __attribute__((noinline)) void *name##_calloc(                  \
+	    struct pool *pool, size_t total)                                   \
+	{                                                                      \
+		return calloc_in(pool, total, mode);                           \
+	}                                                                      \
+	static __attribute__((noinline)) void name##_free(struct pool *pool,   \
+	                                                  void *ptr)           \
+	{                                                                      \
+		free_in(pool, ptr, mode);                                      \
+	}
+
+MODE_ENTRY_POINTS(locked, POOL_LOCKED)
+
+/* POOL_PER_THREAD has its own: its slow paths take over the fallback, so
+ * that the fast paths make no call but tail calls. */
+static __attribute__((noinline)) void *per_thread_malloc(struct pool *pool,
+                                                         size_t size)
+{
+	if (likely(size <= pool->block_size))
+		return thread_alloc(pool, size, false);
+	return fallback_alloc(pool, size, false);
+}
+
+static __attribute__((noinline)) void *per_thread_calloc(struct pool *pool,
+                                                         size_t total)
+{
+	if (likely(total <= pool->block_size))
+		return thread_alloc(pool, total, true);
+	return fallback_alloc(pool, total, true);
+}
+
+static __attribute__((noinline)) void per_thread_free(struct pool *pool,
+                                                      void *ptr)
+{
+	if (likely(region_contains(pool, ptr))) {
+		if (check_block_start(pool, "pool_free", ptr))
+			thread_free(pool, ptr);
+		return;
+	}
+	if (ptr != NULL)
+		fallback_free(pool, ptr);
 }
 
 /* ------------------------------------------------------------ public API */
@@ -216,13 +298,11 @@ POOL_API void pool_destroy(pool_t *pool)
 
 POOL_API void *pool_malloc(pool_t *pool, size_t size)
 {
-	if (likely(size <= pool->block_size)) {
-		bool fresh;
-		void *block = block_alloc(pool, &fresh);
-		if (likely(block != NULL))
-			return block;
-	}
-	return fallback_alloc(pool, size, false);
+	if (likely(pool->mode == POOL_SINGLE))
+		return malloc_in(pool, size, POOL_SINGLE);
+	if (pool->mode == POOL_PER_THREAD)
+		return per_thread_malloc(pool, size);
+	return locked_malloc(pool, size);
 }
 
 POOL_API void *pool_calloc(pool_t *pool, size_t nmemb, size_t size)
@@ -233,32 +313,21 @@ POOL_API void *pool_calloc(pool_t *pool, size_t nmemb, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (likely(total <= pool->block_size)) {
-		bool fresh;
-		void *block = block_alloc(pool, &fresh);
-		if (likely(block != NULL)) {
-			/* A never-used block is still zero from the mapping;
-			 * a recycled one needs only the requested bytes. */
-			if (!fresh)
-				memset(block, 0, total);
-			return block;
-		}
-	}
-	return fallback_alloc(pool, total, true);
+	if (likely(pool->mode == POOL_SINGLE))
+		return calloc_in(pool, total, POOL_SINGLE);
+	if (pool->mode == POOL_PER_THREAD)
+		return per_thread_calloc(pool, total);
+	return locked_calloc(pool, total);
 }
 
 POOL_API void pool_free(pool_t *pool, void *ptr)
 {
-	if (likely(region_contains(pool, ptr))) {
-		if (!check_block_start(pool, "pool_free", ptr))
-			return;
-		int error = block_free(pool, ptr);
-		if (unlikely(error))
-			pool_report(pool, "pool_free", ptr, error);
-		return;
-	}
-	if (ptr != NULL)
-		fallback_free(pool, ptr);
+	if (likely(pool->mode == POOL_SINGLE))
+		free_in(pool, ptr, POOL_SINGLE);
+	else if (pool->mode == POOL_PER_THREAD)
+		per_thread_free(pool, ptr);
+	else
+		locked_free(pool, ptr);
 }
 
 POOL_API void *pool_realloc(pool_t *pool, void *ptr, size_t size)
@@ -289,17 +358,16 @@ POOL_API void *pool_realloc(pool_t *pool, void *ptr, size_t size)
 		return moved;
 	}
 
-	/* A fallback allocation: into the pool if the new size fits a block
-	 * and one is free, else the system's realloc(). */
+	/* A fallback allocation: into the pool when the new size fits a
+	 * block, else the system's realloc(). */
 	if (size <= pool->block_size) {
-		bool fresh;
-		moved = block_alloc(pool, &fresh);
-		if (moved != NULL) {
-			size_t old = malloc_usable_size(ptr);
-			memcpy(moved, ptr, old < size ? old : size);
-			fallback_free(pool, ptr);
-			return moved;
-		}
+		moved = pool_malloc(pool, size);
+		if (moved == NULL)
+			return NULL;
+		size_t old = malloc_usable_size(ptr);
+		memcpy(moved, ptr, old < size ? old : size);
+		fallback_free(pool, ptr);
+		return moved;
 	}
 	moved = realloc(ptr, size);
 	if (moved == NULL)
@@ -340,7 +408,9 @@ POOL_API int pool_stats(const pool_t *pool, pool_stats_t *out)
 	out->allocs = p->shared.allocs;
 	out->frees = p->shared.frees;
 	out->in_use = (size_t)(p->shared.allocs - p->shared.frees);
-	out->peak_in_use = p->shared.peak_in_use;
+	/* The free list is used before the bump, so in_use reaches a new
+	 * high only when it equals bump: the peak is exactly bump. */
+	out->peak_in_use = p->shared.bump;
 	if (p->mode == POOL_LOCKED)
 		pthread_mutex_unlock(&p->lock);
 	out->fallback_allocs =

@@ -1,6 +1,6 @@
 /*
  * The region: one contiguous mapping of block_count blocks of 2^k bytes,
- * plus the side tables a mode needs (a bit per block, or a state and a claim
+ * plus the side tables a mode needs (a byte per block, or a state and a claim
  * word per block and a descriptor per span).
  *
  * Everything is mapped anonymous and private, so the kernel hands out zero
@@ -75,9 +75,7 @@ int region_reserve(struct pool *pool)
 		                       POOL_CACHE_LINE);
 		pool->span_count = spans;
 	} else {
-		size_t words = ((count - 1) >> 6) + 1;
-		off_bits = layout_add(&total, words * sizeof(uint64_t),
-		                      POOL_CACHE_LINE);
+		off_bits = layout_add(&total, count, POOL_CACHE_LINE);
 	}
 	if (off_bits == SIZE_MAX || off_state == SIZE_MAX ||
 	    off_claims == SIZE_MAX || off_spans == SIZE_MAX)
@@ -100,7 +98,7 @@ int region_reserve(struct pool *pool)
 		pool->claims = (_Atomic uint32_t *)(pool->base + off_claims);
 		pool->spans = (struct span *)(pool->base + off_spans);
 	} else {
-		pool->allocated = (uint64_t *)(pool->base + off_bits);
+		pool->allocated = (uint8_t *)(pool->base + off_bits);
 	}
 	return 0;
 }

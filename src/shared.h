@@ -4,7 +4,7 @@
  *
  * Free blocks are linked through their first word.  Blocks past `bump`
  * have never been handed out, so pool_init() builds no list (O(1), touches
- * no page) and a block taken from the bump is known to be zero.  One bit
+ * no page) and a block taken from the bump is known to be zero.  One byte
  * per block says whether it is handed out; it turns a double free and a
  * corrupted link into a report instead of a block given to two owners.
  *
@@ -44,19 +44,14 @@ POOL_INLINE void *shared_alloc(struct pool *pool, bool *fresh)
 		return NULL;
 	}
 
-	uint64_t bit = (uint64_t)1 << (index & 63);
-	uint64_t *word = &pool->allocated[index >> 6];
-	if (unlikely(*word & bit)) {
+	if (unlikely(pool->allocated[index])) {
 		/* The list named a block that is handed out: corrupted. */
 		list->free_list = NULL;
 		shared_report_corrupted(pool, block);
 		return NULL;
 	}
-	*word |= bit;
+	pool->allocated[index] = 1;
 	list->allocs++;
-	size_t in_use = (size_t)(list->allocs - list->frees);
-	if (in_use > list->peak_in_use)
-		list->peak_in_use = in_use;
 	return block;
 }
 
@@ -65,12 +60,10 @@ POOL_INLINE int shared_free(struct pool *pool, void *block)
 {
 	struct shared_list *list = &pool->shared;
 	size_t index = region_index_of(pool, block);
-	uint64_t bit = (uint64_t)1 << (index & 63);
-	uint64_t *word = &pool->allocated[index >> 6];
 
-	if (unlikely(!(*word & bit)))
+	if (unlikely(!pool->allocated[index]))
 		return POOL_ERROR_DOUBLE_FREE;
-	*word &= ~bit;
+	pool->allocated[index] = 0;
 	*(void **)block = list->free_list;
 	list->free_list = block;
 	list->frees++;

@@ -62,6 +62,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ------------------------------------------------------------ data */
 
@@ -328,15 +329,19 @@ void thread_report_corrupted(struct pool *pool, const void *link)
 }
 
 void *thread_alloc_slow(struct pool *pool, struct thread_cache *tc,
-                        bool *fresh)
+                        size_t size, bool zero)
 {
-	struct span *span = tc->active;
+	struct span *span;
 	void *block = NULL;
+	bool fresh = false;
 
+	if (tc == NULL)
+		return fallback_alloc(pool, size, zero);
+	span = tc->active;
 	if (span != NULL) {
 		/* First what other threads gave back to our span. */
 		if (span_drain(pool, span) > 0)
-			block = span_pop(pool, span, fresh);
+			block = span_pop(pool, span, &fresh);
 		if (block == NULL) {
 			tc->active = NULL;
 			span_release(pool, span);
@@ -353,32 +358,36 @@ void *thread_alloc_slow(struct pool *pool, struct thread_cache *tc,
 		if (span == NULL)
 			break;
 		span_adopt(pool, tc, span);
-		block = span_pop(pool, span, fresh);
+		block = span_pop(pool, span, &fresh);
 		if (block == NULL) {
 			tc->active = NULL;
 			span_release(pool, span);
 		}
 	}
-	if (block != NULL)
-		counter_add(&tc->counters.allocs, 1);
+	if (block == NULL)
+		return fallback_alloc(pool, size, zero);
+	counter_add(&tc->counters.allocs, 1);
+	if (zero && !fresh)
+		memset(block, 0, size);
 	return block;
 }
 
 /* A free of a block of a span this thread does not hold as active. */
-int thread_free_slow(struct pool *pool, struct thread_cache *tc, void *block)
+void thread_free_slow(struct pool *pool, struct thread_cache *tc, void *block)
 {
 	size_t index = region_index_of(pool, block);
 	struct span *span = &pool->spans[index >> pool->span_shift];
 	uint32_t state =
 	    atomic_load_explicit(&pool->block_state[index], memory_order_relaxed);
-
-	if (!(state & 1))
-		return POOL_ERROR_DOUBLE_FREE;
 	uint32_t unclaimed = 0;
-	if (!atomic_compare_exchange_strong_explicit(
+
+	if (!(state & 1) ||
+	    !atomic_compare_exchange_strong_explicit(
 	        &pool->claims[index], &unclaimed, state, memory_order_relaxed,
-	        memory_order_relaxed))
-		return POOL_ERROR_DOUBLE_FREE;
+	        memory_order_relaxed)) {
+		pool_report(pool, "pool_free", block, POOL_ERROR_DOUBLE_FREE);
+		return;
+	}
 
 	/* The claim makes the block ours to link: push it. */
 	uint32_t self = (uint32_t)(index - span_first_block(pool, span)) + 1;
@@ -399,7 +408,6 @@ int thread_free_slow(struct pool *pool, struct thread_cache *tc, void *block)
 	else
 		atomic_fetch_add_explicit(&pool->retired.frees, 1,
 		                          memory_order_relaxed);
-	return 0;
 }
 
 /* ------------------------------------------------------------ pool hooks */

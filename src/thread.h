@@ -9,6 +9,8 @@
 
 #include "internal.h"
 
+#include <string.h>
+
 /* The cache this thread used last, found without a lookup.  pool_id is
  * unique per pool_init() in the process, so a destroyed pool whose address
  * is reused never matches. */
@@ -23,9 +25,13 @@ extern __thread struct thread_hint thread_hint
 /* ------------------------------------------------------------ slow paths */
 
 POOL_COLD struct thread_cache *thread_cache_lookup(struct pool *pool);
+/* The rest of pool_malloc/pool_calloc when the active span is empty:
+ * another span, else the fallback.  size fits a block. */
 POOL_COLD void *thread_alloc_slow(struct pool *pool, struct thread_cache *tc,
-                                  bool *fresh);
-int thread_free_slow(struct pool *pool, struct thread_cache *tc, void *block);
+                                  size_t size, bool zero);
+/* A free of a block outside the thread's active span; reports misuse. */
+POOL_COLD void thread_free_slow(struct pool *pool, struct thread_cache *tc,
+                                void *block);
 POOL_COLD void thread_report_corrupted(struct pool *pool, const void *link);
 
 int thread_pool_init(struct pool *pool);
@@ -107,24 +113,26 @@ POOL_INLINE void *span_pop(struct pool *pool, struct span *span, bool *fresh)
 
 /* ------------------------------------------------------------ fast paths */
 
-POOL_INLINE void *thread_alloc(struct pool *pool, bool *fresh)
+/* pool_malloc (zero false) and pool_calloc (zero true) of size <= block. */
+POOL_INLINE void *thread_alloc(struct pool *pool, size_t size, bool zero)
 {
 	struct thread_cache *tc = thread_cache_get(pool);
-	if (unlikely(tc == NULL))
-		return NULL;
-	struct span *span = tc->active;
-	if (likely(span != NULL)) {
-		void *block = span_pop(pool, span, fresh);
+	if (likely(tc != NULL && tc->active != NULL)) {
+		bool fresh;
+		void *block = span_pop(pool, tc->active, &fresh);
 		if (likely(block != NULL)) {
 			counter_add(&tc->counters.allocs, 1);
+			/* A never-used block is still zero from the mapping. */
+			if (zero && !fresh)
+				memset(block, 0, size);
 			return block;
 		}
 	}
-	return thread_alloc_slow(pool, tc, fresh);
+	return thread_alloc_slow(pool, tc, size, zero);
 }
 
-/* Returns 0, or the pool_error found; nothing is changed on error. */
-POOL_INLINE int thread_free(struct pool *pool, void *block)
+/* pool_free of a block start of the region. */
+POOL_INLINE void thread_free(struct pool *pool, void *block)
 {
 	size_t index = region_index_of(pool, block);
 	struct span *span = &pool->spans[index >> pool->span_shift];
@@ -133,21 +141,24 @@ POOL_INLINE int thread_free(struct pool *pool, void *block)
 	if (likely(tc != NULL && span == tc->active)) {
 		uint32_t state = atomic_load_explicit(&pool->block_state[index],
 		                                      memory_order_relaxed);
-		if (unlikely(!(state & 1)))
-			return POOL_ERROR_DOUBLE_FREE;
-		/* A claim means another thread freed this block already. */
-		if (unlikely(atomic_load_explicit(&pool->claims[index],
-		                                  memory_order_relaxed) != 0))
-			return POOL_ERROR_DOUBLE_FREE;
+		/* Not handed out, or claimed by another thread's free: either
+		 * way this is a second free. */
+		if (unlikely(!(state & 1) ||
+		             atomic_load_explicit(&pool->claims[index],
+		                                  memory_order_relaxed) != 0)) {
+			pool_report(pool, "pool_free", block,
+			            POOL_ERROR_DOUBLE_FREE);
+			return;
+		}
 		/* state + 1: clears "handed out" and starts a new generation. */
 		atomic_store_explicit(&pool->block_state[index], state + 1,
 		                      memory_order_relaxed);
 		*(void **)block = span->local_free;
 		span->local_free = block;
 		counter_add(&tc->counters.frees, 1);
-		return 0;
+		return;
 	}
-	return thread_free_slow(pool, tc, block);
+	thread_free_slow(pool, tc, block);
 }
 
 #endif /* SHIFTPOOL_THREAD_H */

@@ -1,0 +1,65 @@
+#!/bin/sh
+# shiftpool quick start: installs what a Debian machine lacks, builds, and
+#   ./quickstart.sh test    runs the test suite: make check, make distcheck,
+#                           and make check under ASan+UBSan and TSan
+#   ./quickstart.sh bench   runs the benchmark's default comparison
+#   ./quickstart.sh deps    only installs the packages
+# Builds go to build/, build-asan/ and build-tsan/ beside this script.
+set -eu
+
+top=$(cd "$(dirname "$0")" && pwd)
+jobs=$(nproc 2>/dev/null || echo 2)
+
+packages="autoconf automake libtool pkg-config make gcc check
+	libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev
+	gnuplot-nox valgrind"
+
+install_deps() {
+	missing=
+	for p in $packages; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q 'install ok installed' || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	echo "quickstart: installing:$missing" >&2
+	sudo=
+	[ "$(id -u)" -eq 0 ] || sudo=sudo
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+		--no-install-recommends $missing >/dev/null
+}
+
+# configure_in DIR [configure options...]: a configured build tree.
+configure_in() {
+	dir=$1
+	shift
+	[ -x "$top/configure" ] || (cd "$top" && ./autogen.sh)
+	mkdir -p "$top/$dir"
+	cd "$top/$dir"
+	"$top/configure" --quiet "$@"
+}
+
+run_tests() {
+	configure_in build
+	make -j"$jobs" check
+	make -j"$jobs" distcheck
+	configure_in build-asan --enable-sanitizers=address,undefined
+	make -j"$jobs" check
+	configure_in build-tsan --enable-sanitizers=thread
+	make -j"$jobs" check TESTS="$(cd "$top" && sed -n 's/^TSAN_TESTS *= *//p' tests/stress.mk)"
+}
+
+run_bench() {
+	configure_in build
+	make -j"$jobs" bench
+}
+
+case "${1:-}" in
+deps) install_deps ;;
+test) install_deps && run_tests ;;
+bench) install_deps && run_bench ;;
+*)
+	echo "usage: $0 test|bench|deps" >&2
+	exit 2
+	;;
+esac
