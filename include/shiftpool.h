@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,6 +46,9 @@ extern "C" {
 
 /* Options, OR-ed with the mode. */
 #define POOL_NO_FALLBACK 0x100 /* exhaustion and oversize give NULL, ENOMEM */
+#define POOL_DEBUG_FILL 0x200  /* fill free blocks with a pattern and verify
+                                  it when they go out: catches writes after
+                                  free (also SHIFTPOOL_DEBUG=fill) */
 
 /* The largest block size pool_init() accepts (after rounding): 1 GiB. */
 #define POOL_MAX_BLOCK_SIZE ((size_t)1 << 30)
@@ -71,7 +75,8 @@ typedef struct pool_stats {
 enum pool_error {
 	POOL_ERROR_INVALID_POINTER = 1, /* inside the region, not a block start */
 	POOL_ERROR_DOUBLE_FREE = 2,     /* the block is already free */
-	POOL_ERROR_CORRUPTED = 3        /* the pool's own bookkeeping is damaged */
+	POOL_ERROR_CORRUPTED = 3,       /* the pool's own bookkeeping is damaged */
+	POOL_ERROR_WRITE_AFTER_FREE = 4 /* a free block was written (debug fill) */
 };
 
 /*
@@ -135,6 +140,14 @@ POOL_ATTR_MALLOC char *pool_strdup(pool_t *pool, const char *s)
  * when pool or out is NULL.  In POOL_PER_THREAD mode the counters are exact
  * when no thread is inside a pool call. */
 int pool_stats(const pool_t *pool, pool_stats_t *out);
+
+/* Formats for pool_stats_print(). */
+#define POOL_STATS_TEXT 0 /* one "name: value" line per counter */
+#define POOL_STATS_JSON 1 /* one JSON object on one line */
+
+/* Writes the pool's counters to stream.  Returns 0, or -1 with errno
+ * EINVAL (NULL argument, unknown format) or EIO (the stream failed). */
+int pool_stats_print(const pool_t *pool, FILE *stream, int format);
 
 /* Returns the pool's rounded block size, or 0 for a NULL pool. */
 size_t pool_block_size(const pool_t *pool);

@@ -34,7 +34,7 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 #define POOL_CACHE_LINE 64
-#define POOL_OPTION_MASK (POOL_NO_FALLBACK)
+#define POOL_OPTION_MASK (POOL_NO_FALLBACK | POOL_DEBUG_FILL)
 
 /* ------------------------------------------------------------ limits */
 
@@ -124,11 +124,14 @@ struct pool {
 	char *end;                 /* one past the last block */
 	unsigned block_shift;      /* block_size == 1 << block_shift */
 	unsigned span_shift;       /* blocks per span == 1 << span_shift */
-	int flags;
-	int mode;
+	int dispatch;              /* DISPATCH_*: which entry points serve */
+	int mode;                  /* POOL_SINGLE, POOL_LOCKED, POOL_PER_THREAD */
 	size_t block_size;
 	size_t block_count;
 	uint64_t id;               /* unique per pool_init() in this process */
+	uintptr_t secret;          /* encodes free-list links (hooks.h) */
+	unsigned hooks;            /* HOOK_* (hooks.h); 0 for most pools */
+	int flags;
 
 	/* POOL_SINGLE and POOL_LOCKED: one byte per block, 1 while the block
 	 * is handed out; the list itself lives in the free blocks. */
@@ -152,9 +155,24 @@ struct pool {
 	struct thread_cache *caches; /* guarded by the registry lock */
 	struct thread_counters retired; /* from caches whose thread exited */
 
+	/* Debug options (debug.c). */
+	uint64_t fail_fallback_at; /* the Nth fallback allocation fails; 0 off */
+	_Atomic uint64_t fallback_attempts;
+
 	/* Memory to release in pool_destroy(). */
 	void *mapping;
 	size_t mapping_size;
+
+	/* All live pools, for fork handling (fork.c); guarded by its lock. */
+	struct pool *all_next, *all_prev;
+};
+
+/* pool->dispatch: the public functions test it once and tail-call. */
+enum {
+	DISPATCH_SINGLE,     /* POOL_SINGLE, no hooks */
+	DISPATCH_PER_THREAD, /* POOL_PER_THREAD, no hooks */
+	DISPATCH_LOCKED,     /* POOL_LOCKED, no hooks */
+	DISPATCH_HOOKED      /* any mode with hooks */
 };
 
 /* ------------------------------------------------------------ region.c */
@@ -193,6 +211,29 @@ POOL_INLINE void *region_block(const struct pool *pool, size_t index)
 /* Serves a request the pool cannot (too big, or the pool is exhausted)
  * from malloc/calloc; NULL with errno ENOMEM under POOL_NO_FALLBACK. */
 POOL_COLD void *fallback_alloc(struct pool *pool, size_t size, bool zero);
+/* Whether a block of the region is handed out now. */
+bool pool_block_is_live(struct pool *pool, size_t index);
+
+/* ------------------------------------------------------------ debug.c */
+
+/* Reads SHIFTPOOL_DEBUG, SHIFTPOOL_TRACE and Valgrind's presence into the
+ * pool's hooks and debug options. */
+void debug_configure(struct pool *pool);
+/* Releases what debug_configure() set up for the pool. */
+void debug_release(struct pool *pool);
+/* Whether the debug options make this fallback allocation fail. */
+bool debug_fail_fallback(struct pool *pool);
+/* Flushes the trace before a misuse report, which may abort. */
+void debug_before_report(void);
+/* Writes one trace line: op, then a printf-style rest. */
+void trace_write(const struct pool *pool, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ------------------------------------------------------------ fork.c */
+
+/* Registers a pool so fork() leaves it usable in the child. */
+int fork_register(struct pool *pool);
+void fork_unregister(struct pool *pool);
 
 /* ------------------------------------------------------------ report.c */
 

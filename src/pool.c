@@ -2,15 +2,25 @@
  * The public entry points: argument checks, errno, mode dispatch, and the
  * fallback to the system allocator.
  *
+ * Each mode's entry points are instances of the inline templates below with
+ * the mode (and the hooks, see hooks.h) constant, so every instance holds
+ * only its own code, and the public functions dispatch with one compare and
+ * a tail call.  POOL_SINGLE without hooks is inlined into the public
+ * functions themselves.
+ *
  * SPDX-License-Identifier: MIT
  */
 #include "shared.h"
 #include "thread.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------ data */
 
@@ -38,59 +48,25 @@ static unsigned span_shift_for(size_t block_count)
 	return shift;
 }
 
-POOL_COLD void shared_report_corrupted(struct pool *pool, const void *link)
+/* A secret for the link encoding: random where the kernel gives it, else
+ * mixed from what differs between processes and pools. */
+static uintptr_t make_secret(const struct pool *pool)
+{
+	uintptr_t secret = 0;
+	if (getrandom(&secret, sizeof secret, GRND_NONBLOCK) != sizeof secret) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		secret = (uintptr_t)pool ^ (uintptr_t)now.tv_nsec ^
+		         ((uintptr_t)now.tv_sec << 20) ^ (uintptr_t)getpid();
+		secret *= (uintptr_t)0x9e3779b97f4a7c15ull;
+	}
+	/* Keep the low bits clear: a decoded link must still be aligned. */
+	return secret & ~(uintptr_t)(POOL_MIN_BLOCK_SIZE - 1);
+}
+
+void pool_report_corrupted(struct pool *pool, const void *link)
 {
 	pool_report(pool, "pool_malloc", link, POOL_ERROR_CORRUPTED);
-}
-
-/*
- * Each mode's entry points are instances of the inline templates below with
- * the mode a constant, so every instance holds only its own mode's code and
- * the public functions dispatch with one compare and a tail call.
- */
-
-/* A block of the shared list, or NULL when the pool has none left. */
-POOL_INLINE void *block_alloc(struct pool *pool, bool *fresh, int mode)
-{
-	if (mode == POOL_SINGLE)
-		return shared_alloc(pool, fresh);
-	pthread_mutex_lock(&pool->lock);
-	void *block = shared_alloc(pool, fresh);
-	pthread_mutex_unlock(&pool->lock);
-	return block;
-}
-
-/* Returns 0, or the pool_error found. */
-POOL_INLINE int block_free(struct pool *pool, void *block, int mode)
-{
-	if (mode == POOL_SINGLE)
-		return shared_free(pool, block);
-	pthread_mutex_lock(&pool->lock);
-	int error = shared_free(pool, block);
-	pthread_mutex_unlock(&pool->lock);
-	return error;
-}
-
-/* Whether a block start is handed out right now (for pool_realloc()). */
-static bool block_is_live(struct pool *pool, size_t index)
-{
-	bool live;
-
-	switch (pool->mode) {
-	case POOL_SINGLE:
-		return pool->allocated[index];
-	case POOL_LOCKED:
-		pthread_mutex_lock(&pool->lock);
-		live = pool->allocated[index];
-		pthread_mutex_unlock(&pool->lock);
-		return live;
-	default:
-		return (atomic_load_explicit(&pool->block_state[index],
-		                             memory_order_relaxed) &
-		        1) &&
-		       atomic_load_explicit(&pool->claims[index],
-		                            memory_order_relaxed) == 0;
-	}
 }
 
 static void count_fallback(struct pool *pool, bool is_free)
@@ -103,10 +79,10 @@ static void count_fallback(struct pool *pool, bool is_free)
 		                          1, memory_order_relaxed);
 }
 
-/* Serves a request the pool cannot: too big, or the pool is exhausted. */
 void *fallback_alloc(struct pool *pool, size_t size, bool zero)
 {
-	if (pool->flags & POOL_NO_FALLBACK) {
+	if ((pool->flags & POOL_NO_FALLBACK) ||
+	    (pool->fail_fallback_at && debug_fail_fallback(pool))) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -128,6 +104,27 @@ POOL_COLD static void fallback_free(struct pool *pool, void *ptr)
 	count_fallback(pool, true);
 }
 
+bool pool_block_is_live(struct pool *pool, size_t index)
+{
+	bool live;
+
+	switch (pool->mode) {
+	case POOL_SINGLE:
+		return pool->allocated[index];
+	case POOL_LOCKED:
+		pthread_mutex_lock(&pool->lock);
+		live = pool->allocated[index];
+		pthread_mutex_unlock(&pool->lock);
+		return live;
+	default:
+		return (atomic_load_explicit(&pool->block_state[index],
+		                             memory_order_relaxed) &
+		        1) &&
+		       atomic_load_explicit(&pool->claims[index],
+		                            memory_order_relaxed) == 0;
+	}
+}
+
 /* Checks a pointer inside the region; reports and returns false if it is
  * not a block start. */
 POOL_INLINE bool check_block_start(struct pool *pool, const char *function,
@@ -139,40 +136,64 @@ POOL_INLINE bool check_block_start(struct pool *pool, const char *function,
 	return false;
 }
 
+/* ------------------------------------------------------------ templates */
 
-POOL_INLINE void *malloc_in(struct pool *pool, size_t size, int mode)
+/* A block of the shared list, or NULL when the pool has none left. */
+POOL_INLINE void *block_alloc(struct pool *pool, bool *fresh, int mode,
+                              unsigned hooks)
 {
-	if (likely(size <= pool->block_size)) {
-		bool fresh;
-		void *block = block_alloc(pool, &fresh, mode);
-		if (likely(block != NULL))
-			return block;
-	}
-	return fallback_alloc(pool, size, false);
+	if (mode == POOL_SINGLE)
+		return shared_alloc(pool, fresh, hooks);
+	pthread_mutex_lock(&pool->lock);
+	void *block = shared_alloc(pool, fresh, hooks);
+	pthread_mutex_unlock(&pool->lock);
+	return block;
 }
 
-POOL_INLINE void *calloc_in(struct pool *pool, size_t total, int mode)
+/* Returns 0, or the pool_error found. */
+POOL_INLINE int block_free(struct pool *pool, void *block, int mode,
+                           unsigned hooks)
 {
-	if (likely(total <= pool->block_size)) {
+	if (mode == POOL_SINGLE)
+		return shared_free(pool, block, hooks);
+	pthread_mutex_lock(&pool->lock);
+	int error = shared_free(pool, block, hooks);
+	pthread_mutex_unlock(&pool->lock);
+	return error;
+}
+
+/* pool_malloc (zero false) or pool_calloc (zero true) of size bytes. */
+POOL_INLINE void *alloc_in(struct pool *pool, size_t size, bool zero,
+                           int mode, unsigned hooks)
+{
+	if (likely(size <= pool->block_size)) {
+		if (mode == POOL_PER_THREAD)
+			return thread_alloc(pool, size, zero, hooks);
 		bool fresh;
-		void *block = block_alloc(pool, &fresh, mode);
+		void *block = block_alloc(pool, &fresh, mode, hooks);
 		if (likely(block != NULL)) {
+			hooks_block_out(pool, block, size, fresh, hooks);
 			/* A never-used block is still zero from the mapping;
 			 * a recycled one needs only the requested bytes. */
-			if (!fresh)
-				memset(block, 0, total);
+			if (zero && !fresh)
+				memset(block, 0, size);
 			return block;
 		}
 	}
-	return fallback_alloc(pool, total, true);
+	return fallback_alloc(pool, size, zero);
 }
 
-POOL_INLINE void free_in(struct pool *pool, void *ptr, int mode)
+POOL_INLINE void free_in(struct pool *pool, void *ptr, int mode,
+                         unsigned hooks)
 {
 	if (likely(region_contains(pool, ptr))) {
 		if (!check_block_start(pool, "pool_free", ptr))
 			return;
-		int error = block_free(pool, ptr, mode);
+		if (mode == POOL_PER_THREAD) {
+			thread_free(pool, ptr, hooks);
+			return;
+		}
+		int error = block_free(pool, ptr, mode, hooks);
 		if (unlikely(error))
 			pool_report(pool, "pool_free", ptr, error);
 		return;
@@ -181,53 +202,123 @@ POOL_INLINE void free_in(struct pool *pool, void *ptr, int mode)
 		fallback_free(pool, ptr);
 }
 
-#define MODE_ENTRY_POINTS(name, mode)                                          \
-	static __attribute__((noinline)) void *name##_malloc(                  \
-	    struct pool *pool, size_t size)                                    \
-	{                                                                      \
-		return malloc_in(pool, size, mode);                            \
-	}                                                                      \
-	static __attribute__((noinline)) void *name##_calloc(                  \
-	    struct pool *pool, size_t total)                                   \
-	{                                                                      \
-		return calloc_in(pool, total, mode);                           \
-	}                                                                      \
-	static __attribute__((noinline)) void name##_free(struct pool *pool,   \
-	                                                  void *ptr)           \
-	{                                                                      \
-		free_in(pool, ptr, mode);                                      \
-	}
+#define NOINLINE __attribute__((noinline))
 
-MODE_ENTRY_POINTS(locked, POOL_LOCKED)
-
-/* POOL_PER_THREAD has its own: its slow paths take over the fallback, so
- * that the fast paths make no call but tail calls. */
-static __attribute__((noinline)) void *per_thread_malloc(struct pool *pool,
-                                                         size_t size)
+static NOINLINE void *per_thread_alloc(struct pool *pool, size_t size,
+                                       bool zero)
 {
-	if (likely(size <= pool->block_size))
-		return thread_alloc(pool, size, false);
-	return fallback_alloc(pool, size, false);
+	return alloc_in(pool, size, zero, POOL_PER_THREAD, 0);
 }
 
-static __attribute__((noinline)) void *per_thread_calloc(struct pool *pool,
-                                                         size_t total)
+static NOINLINE void per_thread_free(struct pool *pool, void *ptr)
 {
-	if (likely(total <= pool->block_size))
-		return thread_alloc(pool, total, true);
-	return fallback_alloc(pool, total, true);
+	free_in(pool, ptr, POOL_PER_THREAD, 0);
 }
 
-static __attribute__((noinline)) void per_thread_free(struct pool *pool,
-                                                      void *ptr)
+static NOINLINE void *locked_alloc(struct pool *pool, size_t size, bool zero)
 {
-	if (likely(region_contains(pool, ptr))) {
-		if (check_block_start(pool, "pool_free", ptr))
-			thread_free(pool, ptr);
-		return;
+	return alloc_in(pool, size, zero, POOL_LOCKED, 0);
+}
+
+static NOINLINE void locked_free(struct pool *pool, void *ptr)
+{
+	free_in(pool, ptr, POOL_LOCKED, 0);
+}
+
+/* ------------------------------------------------------------ others */
+
+/* Every mode with hooks. */
+
+static NOINLINE void *hooked_alloc_untraced(struct pool *pool, size_t size,
+                                            bool zero)
+{
+	unsigned hooks = pool->hooks;
+	switch (pool->mode) {
+	case POOL_SINGLE:
+		return alloc_in(pool, size, zero, POOL_SINGLE, hooks);
+	case POOL_LOCKED:
+		return alloc_in(pool, size, zero, POOL_LOCKED, hooks);
+	default:
+		return alloc_in(pool, size, zero, POOL_PER_THREAD, hooks);
 	}
-	if (ptr != NULL)
-		fallback_free(pool, ptr);
+}
+
+static NOINLINE void hooked_free_untraced(struct pool *pool, void *ptr)
+{
+	unsigned hooks = pool->hooks;
+	switch (pool->mode) {
+	case POOL_SINGLE:
+		free_in(pool, ptr, POOL_SINGLE, hooks);
+		break;
+	case POOL_LOCKED:
+		free_in(pool, ptr, POOL_LOCKED, hooks);
+		break;
+	default:
+		free_in(pool, ptr, POOL_PER_THREAD, hooks);
+		break;
+	}
+}
+
+/* Who served a pointer, for the trace. */
+static const char *trace_source(const struct pool *pool, const void *ptr)
+{
+	if (ptr == NULL)
+		return "none";
+	return region_contains(pool, ptr) ? "pool" : "fallback";
+}
+
+static NOINLINE void *hooked_alloc(struct pool *pool, size_t size, bool zero)
+{
+	void *ptr = hooked_alloc_untraced(pool, size, zero);
+	if (pool->hooks & HOOK_TRACE) {
+		int saved = errno;
+		trace_write(pool, "%s pool=%llu thread=%ld size=%zu ptr=%p src=%s",
+		            zero ? "calloc" : "malloc",
+		            (unsigned long long)pool->id, (long)gettid(), size,
+		            ptr, trace_source(pool, ptr));
+		errno = saved;
+	}
+	return ptr;
+}
+
+static NOINLINE void hooked_free(struct pool *pool, void *ptr)
+{
+	if (pool->hooks & HOOK_TRACE) {
+		const char *source = trace_source(pool, ptr);
+		if (ptr != NULL && region_contains(pool, ptr))
+			source = !region_is_block_start(pool, ptr) ? "invalid"
+			         : !pool_block_is_live(pool,
+			                               region_index_of(pool, ptr))
+			             ? "double"
+			             : "pool";
+		trace_write(pool, "free pool=%llu thread=%ld ptr=%p src=%s",
+		            (unsigned long long)pool->id, (long)gettid(), ptr,
+		            source);
+	}
+	hooked_free_untraced(pool, ptr);
+}
+
+/* The public allocation and free, without a trace line: for the calls that
+ * are made of them and log themselves (pool_realloc, pool_strdup). */
+static void *alloc_untraced(struct pool *pool, size_t size)
+{
+	if (pool->dispatch == DISPATCH_SINGLE)
+		return alloc_in(pool, size, false, POOL_SINGLE, 0);
+	if (pool->dispatch == DISPATCH_PER_THREAD)
+		return per_thread_alloc(pool, size, false);
+	if (pool->dispatch == DISPATCH_LOCKED)
+		return locked_alloc(pool, size, false);
+	return hooked_alloc_untraced(pool, size, false);
+}
+
+static void free_untraced(struct pool *pool, void *ptr)
+{
+	if (pool->dispatch == DISPATCH_SINGLE)
+		free_in(pool, ptr, POOL_SINGLE, 0);
+	else if (pool->dispatch == DISPATCH_PER_THREAD)
+		per_thread_free(pool, ptr);
+	else
+		hooked_free_untraced(pool, ptr);
 }
 
 /* ------------------------------------------------------------ public API */
@@ -236,7 +327,8 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 {
 	int mode = flags & POOL_MODE_MASK;
 
-	if (block_size == 0 || block_count == 0 || block_size > POOL_MAX_BLOCK_SIZE ||
+	if (block_size == 0 || block_count == 0 ||
+	    block_size > POOL_MAX_BLOCK_SIZE ||
 	    (mode != POOL_SINGLE && mode != POOL_LOCKED &&
 	     mode != POOL_PER_THREAD) ||
 	    (flags & ~(POOL_MODE_MASK | POOL_OPTION_MASK))) {
@@ -261,6 +353,7 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 	pool->flags = flags;
 	pool->mode = mode;
 	pool->span_shift = span_shift_for(block_count);
+	pool->secret = make_secret(pool);
 
 	int error = 0;
 	if (mode == POOL_PER_THREAD &&
@@ -273,6 +366,8 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 		error = ENOMEM;
 	if (!error && mode == POOL_PER_THREAD)
 		error = thread_pool_init(pool);
+	if (!error)
+		error = fork_register(pool);
 	if (error) {
 		region_release(pool);
 		free(pool);
@@ -281,6 +376,11 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 	}
 	pool->id = atomic_fetch_add_explicit(&next_pool_id, 1,
 	                                     memory_order_relaxed);
+	debug_configure(pool);
+	pool->dispatch = pool->hooks             ? DISPATCH_HOOKED
+	                 : mode == POOL_SINGLE   ? DISPATCH_SINGLE
+	                 : mode == POOL_LOCKED   ? DISPATCH_LOCKED
+	                                         : DISPATCH_PER_THREAD;
 	return pool;
 }
 
@@ -288,6 +388,8 @@ POOL_API void pool_destroy(pool_t *pool)
 {
 	if (pool == NULL)
 		return;
+	debug_release(pool);
+	fork_unregister(pool);
 	if (pool->mode == POOL_PER_THREAD)
 		thread_pool_destroy(pool);
 	if (pool->mode == POOL_LOCKED)
@@ -298,11 +400,13 @@ POOL_API void pool_destroy(pool_t *pool)
 
 POOL_API void *pool_malloc(pool_t *pool, size_t size)
 {
-	if (likely(pool->mode == POOL_SINGLE))
-		return malloc_in(pool, size, POOL_SINGLE);
-	if (pool->mode == POOL_PER_THREAD)
-		return per_thread_malloc(pool, size);
-	return locked_malloc(pool, size);
+	if (likely(pool->dispatch == DISPATCH_SINGLE))
+		return alloc_in(pool, size, false, POOL_SINGLE, 0);
+	if (pool->dispatch == DISPATCH_PER_THREAD)
+		return per_thread_alloc(pool, size, false);
+	if (pool->dispatch == DISPATCH_LOCKED)
+		return locked_alloc(pool, size, false);
+	return hooked_alloc(pool, size, false);
 }
 
 POOL_API void *pool_calloc(pool_t *pool, size_t nmemb, size_t size)
@@ -313,65 +417,78 @@ POOL_API void *pool_calloc(pool_t *pool, size_t nmemb, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (likely(pool->mode == POOL_SINGLE))
-		return calloc_in(pool, total, POOL_SINGLE);
-	if (pool->mode == POOL_PER_THREAD)
-		return per_thread_calloc(pool, total);
-	return locked_calloc(pool, total);
+	if (likely(pool->dispatch == DISPATCH_SINGLE))
+		return alloc_in(pool, total, true, POOL_SINGLE, 0);
+	if (pool->dispatch == DISPATCH_PER_THREAD)
+		return per_thread_alloc(pool, total, true);
+	if (pool->dispatch == DISPATCH_LOCKED)
+		return locked_alloc(pool, total, true);
+	return hooked_alloc(pool, total, true);
 }
 
 POOL_API void pool_free(pool_t *pool, void *ptr)
 {
-	if (likely(pool->mode == POOL_SINGLE))
-		free_in(pool, ptr, POOL_SINGLE);
-	else if (pool->mode == POOL_PER_THREAD)
+	if (likely(pool->dispatch == DISPATCH_SINGLE))
+		free_in(pool, ptr, POOL_SINGLE, 0);
+	else if (pool->dispatch == DISPATCH_PER_THREAD)
 		per_thread_free(pool, ptr);
-	else
+	else if (pool->dispatch == DISPATCH_LOCKED)
 		locked_free(pool, ptr);
+	else
+		hooked_free(pool, ptr);
 }
 
 POOL_API void *pool_realloc(pool_t *pool, void *ptr, size_t size)
 {
+	void *moved;
+
 	if (ptr == NULL)
 		return pool_malloc(pool, size);
-	if (size == 0) {
-		pool_free(pool, ptr);
-		return NULL;
-	}
 
-	void *moved;
-	if (region_contains(pool, ptr)) {
+	if (size == 0) {
+		free_untraced(pool, ptr);
+		moved = NULL;
+	} else if (region_contains(pool, ptr)) {
 		if (!check_block_start(pool, "pool_realloc", ptr))
 			return NULL;
-		if (!block_is_live(pool, region_index_of(pool, ptr))) {
+		if (!pool_block_is_live(pool, region_index_of(pool, ptr))) {
 			pool_report(pool, "pool_realloc", ptr,
 			            POOL_ERROR_DOUBLE_FREE);
 			return NULL;
 		}
-		if (size <= pool->block_size)
-			return ptr;
-		moved = fallback_alloc(pool, size, false);
+		if (size <= pool->block_size) {
+#ifdef SHIFTPOOL_ASAN
+			ASAN_POISON_MEMORY_REGION(ptr, pool->block_size);
+			ASAN_UNPOISON_MEMORY_REGION(ptr, size);
+#endif
+			moved = ptr;
+		} else {
+			moved = fallback_alloc(pool, size, false);
+			if (moved != NULL) {
+				memcpy(moved, ptr, pool->block_size);
+				free_untraced(pool, ptr);
+			}
+		}
+	} else if (size <= pool->block_size) {
+		/* A fallback allocation moves into the pool when the new
+		 * size fits a block. */
+		moved = alloc_untraced(pool, size);
+		if (moved != NULL) {
+			size_t old = malloc_usable_size(ptr);
+			memcpy(moved, ptr, old < size ? old : size);
+			fallback_free(pool, ptr);
+		}
+	} else {
+		moved = realloc(ptr, size);
 		if (moved == NULL)
-			return NULL;
-		memcpy(moved, ptr, pool->block_size);
-		pool_free(pool, ptr);
-		return moved;
+			errno = ENOMEM;
 	}
-
-	/* A fallback allocation: into the pool when the new size fits a
-	 * block, else the system's realloc(). */
-	if (size <= pool->block_size) {
-		moved = pool_malloc(pool, size);
-		if (moved == NULL)
-			return NULL;
-		size_t old = malloc_usable_size(ptr);
-		memcpy(moved, ptr, old < size ? old : size);
-		fallback_free(pool, ptr);
-		return moved;
-	}
-	moved = realloc(ptr, size);
-	if (moved == NULL)
-		errno = ENOMEM;
+	if (pool->hooks & HOOK_TRACE)
+		trace_write(pool,
+		            "realloc pool=%llu thread=%ld old=%p size=%zu ptr=%p "
+		            "src=%s",
+		            (unsigned long long)pool->id, (long)gettid(), ptr, size,
+		            moved, trace_source(pool, moved));
 	return moved;
 }
 
@@ -382,9 +499,13 @@ POOL_API char *pool_strdup(pool_t *pool, const char *s)
 		return NULL;
 	}
 	size_t len = strlen(s) + 1;
-	char *copy = pool_malloc(pool, len);
+	char *copy = alloc_untraced(pool, len);
 	if (copy != NULL)
 		memcpy(copy, s, len);
+	if (pool->hooks & HOOK_TRACE)
+		trace_write(pool, "strdup pool=%llu thread=%ld size=%zu ptr=%p src=%s",
+		            (unsigned long long)pool->id, (long)gettid(), len, copy,
+		            trace_source(pool, copy));
 	return copy;
 }
 

@@ -48,6 +48,7 @@ void pool_report(const struct pool *pool, const char *function,
 {
 	struct handler *h =
 	    atomic_load_explicit(&current_handler, memory_order_acquire);
+	debug_before_report();
 	if (h && h->fn)
 		h->fn(pool, function, ptr, error, h->arg);
 	else
@@ -83,6 +84,8 @@ POOL_API const char *pool_error_string(enum pool_error error)
 		return "double free";
 	case POOL_ERROR_CORRUPTED:
 		return "pool corrupted";
+	case POOL_ERROR_WRITE_AFTER_FREE:
+		return "write after free";
 	}
 	return "unknown error";
 }

@@ -13,24 +13,25 @@
 #ifndef SHIFTPOOL_SHARED_H
 #define SHIFTPOOL_SHARED_H
 
-#include "internal.h"
+#include "hooks.h"
 
 /* Reports a free-list link that does not name a free block. */
-POOL_COLD void shared_report_corrupted(struct pool *pool, const void *link);
+POOL_COLD void pool_report_corrupted(struct pool *pool, const void *link);
 
-POOL_INLINE void *shared_alloc(struct pool *pool, bool *fresh)
+/* A block, or NULL when the pool has none left; *fresh: never used. */
+POOL_INLINE void *shared_alloc(struct pool *pool, bool *fresh, unsigned hooks)
 {
 	struct shared_list *list = &pool->shared;
 	void *block = list->free_list;
 	size_t index;
 
 	if (likely(block != NULL)) {
-		void *next = *(void **)block;
+		void *next = link_load(pool, block, hooks);
 		/* A link is trusted only once it names a block start inside
 		 * the region: a use-after-free write cannot steer us away. */
-		if (unlikely(next != NULL && (!region_contains(pool, next) ||
-		                              !region_is_block_start(pool, next)))) {
-			shared_report_corrupted(pool, next);
+		if (unlikely(!link_is_valid(pool, next))) {
+			list->free_list = NULL;
+			pool_report_corrupted(pool, block);
 			return NULL;
 		}
 		list->free_list = next;
@@ -47,7 +48,7 @@ POOL_INLINE void *shared_alloc(struct pool *pool, bool *fresh)
 	if (unlikely(pool->allocated[index])) {
 		/* The list named a block that is handed out: corrupted. */
 		list->free_list = NULL;
-		shared_report_corrupted(pool, block);
+		pool_report_corrupted(pool, block);
 		return NULL;
 	}
 	pool->allocated[index] = 1;
@@ -56,7 +57,7 @@ POOL_INLINE void *shared_alloc(struct pool *pool, bool *fresh)
 }
 
 /* Returns 0, or the pool_error found; nothing is changed on error. */
-POOL_INLINE int shared_free(struct pool *pool, void *block)
+POOL_INLINE int shared_free(struct pool *pool, void *block, unsigned hooks)
 {
 	struct shared_list *list = &pool->shared;
 	size_t index = region_index_of(pool, block);
@@ -64,7 +65,8 @@ POOL_INLINE int shared_free(struct pool *pool, void *block)
 	if (unlikely(!pool->allocated[index]))
 		return POOL_ERROR_DOUBLE_FREE;
 	pool->allocated[index] = 0;
-	*(void **)block = list->free_list;
+	hooks_block_in(pool, block, hooks);
+	link_store(pool, block, list->free_list, hooks);
 	list->free_list = block;
 	list->frees++;
 	return 0;

@@ -59,6 +59,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "thread.h"
+#include "hooks.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -138,6 +139,7 @@ static struct span *fresh_span(struct pool *pool)
  */
 static size_t span_drain(struct pool *pool, struct span *span)
 {
+	unsigned hooks = pool->hooks;
 	uint64_t head = atomic_exchange_explicit(&span->remote, 0,
 	                                         memory_order_acquire);
 	size_t first = span_first_block(pool, span);
@@ -147,7 +149,7 @@ static size_t span_drain(struct pool *pool, struct span *span)
 	while (link != 0) {
 		uint32_t offset = link - 1;
 		if (offset >= span->capacity) {
-			thread_report_corrupted(pool, region_block(pool, first));
+			pool_report_corrupted(pool, region_block(pool, first));
 			break;
 		}
 		size_t index = first + offset;
@@ -157,16 +159,16 @@ static size_t span_drain(struct pool *pool, struct span *span)
 		if (claim == 0) {
 			/* Not claimed: the link was overwritten, or we came
 			 * round a loop.  Stop; never follow it. */
-			thread_report_corrupted(pool, block);
+			pool_report_corrupted(pool, block);
 			break;
 		}
-		link = (uint32_t)((uintptr_t *)block)[1];
+		link = remote_link_load(pool, block, hooks);
 		uint32_t state = atomic_load_explicit(&pool->block_state[index],
 		                                      memory_order_relaxed);
 		if (claim == state) {
 			atomic_store_explicit(&pool->block_state[index],
 			                      state + 1, memory_order_relaxed);
-			*(void **)block = span->local_free;
+			link_store(pool, block, span->local_free, hooks);
 			span->local_free = block;
 			returned++;
 		} else {
@@ -323,13 +325,8 @@ struct thread_cache *thread_cache_lookup(struct pool *pool)
 
 /* ------------------------------------------------------------ slow paths */
 
-void thread_report_corrupted(struct pool *pool, const void *link)
-{
-	pool_report(pool, "pool_malloc", link, POOL_ERROR_CORRUPTED);
-}
-
 void *thread_alloc_slow(struct pool *pool, struct thread_cache *tc,
-                        size_t size, bool zero)
+                        size_t size, bool zero, unsigned hooks)
 {
 	struct span *span;
 	void *block = NULL;
@@ -341,7 +338,7 @@ void *thread_alloc_slow(struct pool *pool, struct thread_cache *tc,
 	if (span != NULL) {
 		/* First what other threads gave back to our span. */
 		if (span_drain(pool, span) > 0)
-			block = span_pop(pool, span, &fresh);
+			block = span_pop(pool, span, &fresh, hooks);
 		if (block == NULL) {
 			tc->active = NULL;
 			span_release(pool, span);
@@ -358,7 +355,7 @@ void *thread_alloc_slow(struct pool *pool, struct thread_cache *tc,
 		if (span == NULL)
 			break;
 		span_adopt(pool, tc, span);
-		block = span_pop(pool, span, &fresh);
+		block = span_pop(pool, span, &fresh, hooks);
 		if (block == NULL) {
 			tc->active = NULL;
 			span_release(pool, span);
@@ -367,13 +364,15 @@ void *thread_alloc_slow(struct pool *pool, struct thread_cache *tc,
 	if (block == NULL)
 		return fallback_alloc(pool, size, zero);
 	counter_add(&tc->counters.allocs, 1);
+	hooks_block_out(pool, block, size, fresh, hooks);
 	if (zero && !fresh)
 		memset(block, 0, size);
 	return block;
 }
 
 /* A free of a block of a span this thread does not hold as active. */
-void thread_free_slow(struct pool *pool, struct thread_cache *tc, void *block)
+void thread_free_slow(struct pool *pool, struct thread_cache *tc, void *block,
+                      unsigned hooks)
 {
 	size_t index = region_index_of(pool, block);
 	struct span *span = &pool->spans[index >> pool->span_shift];
@@ -390,11 +389,12 @@ void thread_free_slow(struct pool *pool, struct thread_cache *tc, void *block)
 	}
 
 	/* The claim makes the block ours to link: push it. */
+	hooks_block_in(pool, block, hooks);
 	uint32_t self = (uint32_t)(index - span_first_block(pool, span)) + 1;
 	uint64_t head =
 	    atomic_load_explicit(&span->remote, memory_order_relaxed);
 	do {
-		((uintptr_t *)block)[1] = (uint32_t)head;
+		remote_link_store(pool, block, (uint32_t)head, hooks);
 	} while (!atomic_compare_exchange_weak_explicit(
 	    &span->remote, &head, (uint64_t)self, memory_order_acq_rel,
 	    memory_order_relaxed));
@@ -408,6 +408,18 @@ void thread_free_slow(struct pool *pool, struct thread_cache *tc, void *block)
 	else
 		atomic_fetch_add_explicit(&pool->retired.frees, 1,
 		                          memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------ fork */
+
+void thread_fork_prepare(void)
+{
+	pthread_mutex_lock(&registry_lock);
+}
+
+void thread_fork_parent(void)
+{
+	pthread_mutex_unlock(&registry_lock);
 }
 
 /* ------------------------------------------------------------ pool hooks */

@@ -7,7 +7,7 @@
 #ifndef SHIFTPOOL_THREAD_H
 #define SHIFTPOOL_THREAD_H
 
-#include "internal.h"
+#include "hooks.h"
 
 #include <string.h>
 
@@ -28,16 +28,19 @@ POOL_COLD struct thread_cache *thread_cache_lookup(struct pool *pool);
 /* The rest of pool_malloc/pool_calloc when the active span is empty:
  * another span, else the fallback.  size fits a block. */
 POOL_COLD void *thread_alloc_slow(struct pool *pool, struct thread_cache *tc,
-                                  size_t size, bool zero);
+                                  size_t size, bool zero, unsigned hooks);
 /* A free of a block outside the thread's active span; reports misuse. */
 POOL_COLD void thread_free_slow(struct pool *pool, struct thread_cache *tc,
-                                void *block);
-POOL_COLD void thread_report_corrupted(struct pool *pool, const void *link);
+                                void *block, unsigned hooks);
+POOL_COLD void pool_report_corrupted(struct pool *pool, const void *link);
 
 int thread_pool_init(struct pool *pool);
 void thread_pool_destroy(struct pool *pool);
 void thread_count_fallback(struct pool *pool, bool is_free);
 void thread_stats(const struct pool *pool, pool_stats_t *out);
+/* fork(): take and give back the registry lock (fork.c). */
+void thread_fork_prepare(void);
+void thread_fork_parent(void);
 
 /* ------------------------------------------------------------ helpers */
 
@@ -69,17 +72,17 @@ POOL_INLINE size_t span_first_block(const struct pool *pool,
  * so the block is likely still in cache), then the never-used tail.
  * Returns NULL when the span has neither.
  */
-POOL_INLINE void *span_pop(struct pool *pool, struct span *span, bool *fresh)
+POOL_INLINE void *span_pop(struct pool *pool, struct span *span, bool *fresh,
+                           unsigned hooks)
 {
 	void *block = span->local_free;
 	size_t index;
 
 	if (likely(block != NULL)) {
-		void *next = *(void **)block;
-		if (unlikely(next != NULL && (!region_contains(pool, next) ||
-		                              !region_is_block_start(pool, next)))) {
+		void *next = link_load(pool, block, hooks);
+		if (unlikely(!link_is_valid(pool, next))) {
 			span->local_free = NULL;
-			thread_report_corrupted(pool, next);
+			pool_report_corrupted(pool, block);
 			return NULL;
 		}
 		span->local_free = next;
@@ -103,7 +106,7 @@ POOL_INLINE void *span_pop(struct pool *pool, struct span *span, bool *fresh)
 	    atomic_load_explicit(&pool->block_state[index], memory_order_relaxed);
 	if (unlikely(state & 1)) {
 		span->local_free = NULL;
-		thread_report_corrupted(pool, block);
+		pool_report_corrupted(pool, block);
 		return NULL;
 	}
 	atomic_store_explicit(&pool->block_state[index], state | 1,
@@ -114,25 +117,27 @@ POOL_INLINE void *span_pop(struct pool *pool, struct span *span, bool *fresh)
 /* ------------------------------------------------------------ fast paths */
 
 /* pool_malloc (zero false) and pool_calloc (zero true) of size <= block. */
-POOL_INLINE void *thread_alloc(struct pool *pool, size_t size, bool zero)
+POOL_INLINE void *thread_alloc(struct pool *pool, size_t size, bool zero,
+                               unsigned hooks)
 {
 	struct thread_cache *tc = thread_cache_get(pool);
 	if (likely(tc != NULL && tc->active != NULL)) {
 		bool fresh;
-		void *block = span_pop(pool, tc->active, &fresh);
+		void *block = span_pop(pool, tc->active, &fresh, hooks);
 		if (likely(block != NULL)) {
 			counter_add(&tc->counters.allocs, 1);
+			hooks_block_out(pool, block, size, fresh, hooks);
 			/* A never-used block is still zero from the mapping. */
 			if (zero && !fresh)
 				memset(block, 0, size);
 			return block;
 		}
 	}
-	return thread_alloc_slow(pool, tc, size, zero);
+	return thread_alloc_slow(pool, tc, size, zero, hooks);
 }
 
 /* pool_free of a block start of the region. */
-POOL_INLINE void thread_free(struct pool *pool, void *block)
+POOL_INLINE void thread_free(struct pool *pool, void *block, unsigned hooks)
 {
 	size_t index = region_index_of(pool, block);
 	struct span *span = &pool->spans[index >> pool->span_shift];
@@ -153,12 +158,13 @@ POOL_INLINE void thread_free(struct pool *pool, void *block)
 		/* state + 1: clears "handed out" and starts a new generation. */
 		atomic_store_explicit(&pool->block_state[index], state + 1,
 		                      memory_order_relaxed);
-		*(void **)block = span->local_free;
+		hooks_block_in(pool, block, hooks);
+		link_store(pool, block, span->local_free, hooks);
 		span->local_free = block;
 		counter_add(&tc->counters.frees, 1);
 		return;
 	}
-	thread_free_slow(pool, tc, block);
+	thread_free_slow(pool, tc, block, hooks);
 }
 
 #endif /* SHIFTPOOL_THREAD_H */
