@@ -68,7 +68,9 @@ struct span {
 	_Atomic uint32_t bump;     /* blocks [bump, capacity) never handed out;
 	                              written by the owner, read by pool_stats() */
 	uint32_t capacity;         /* blocks in this span */
-	char pad0[POOL_CACHE_LINE - sizeof(void *) - 2 * sizeof(uint32_t)];
+	void *corrupt;             /* a bad link met by the fast path, for the
+	                              slow path to report */
+	char pad0[POOL_CACHE_LINE - 2 * sizeof(void *) - 2 * sizeof(uint32_t)];
 
 	/* shared line */
 	/* Blocks freed by threads that do not own the span: the low 32 bits

@@ -325,9 +325,22 @@ struct thread_cache *thread_cache_lookup(struct pool *pool)
 
 /* ------------------------------------------------------------ slow paths */
 
-void *thread_alloc_slow(struct pool *pool, struct thread_cache *tc,
-                        size_t size, bool zero, unsigned hooks)
+/* span_pop() for the slow paths: reports what the fast path left. */
+static void *span_take(struct pool *pool, struct span *span, bool *fresh,
+                       unsigned hooks)
 {
+	void *block = span_pop(pool, span, fresh, hooks);
+	if (block == NULL && span->corrupt != NULL) {
+		pool_report_corrupted(pool, span->corrupt);
+		span->corrupt = NULL;
+	}
+	return block;
+}
+
+void *thread_alloc_slow(struct pool *pool, size_t size, bool zero,
+                        unsigned hooks)
+{
+	struct thread_cache *tc = thread_cache_get(pool);
 	struct span *span;
 	void *block = NULL;
 	bool fresh = false;
@@ -336,9 +349,11 @@ void *thread_alloc_slow(struct pool *pool, struct thread_cache *tc,
 		return fallback_alloc(pool, size, zero);
 	span = tc->active;
 	if (span != NULL) {
-		/* First what other threads gave back to our span. */
-		if (span_drain(pool, span) > 0)
-			block = span_pop(pool, span, &fresh, hooks);
+		/* The span itself (the fast path may have missed only the
+		 * hint), then what other threads gave back to it. */
+		block = span_take(pool, span, &fresh, hooks);
+		if (block == NULL && span_drain(pool, span) > 0)
+			block = span_take(pool, span, &fresh, hooks);
 		if (block == NULL) {
 			tc->active = NULL;
 			span_release(pool, span);
@@ -355,7 +370,7 @@ void *thread_alloc_slow(struct pool *pool, struct thread_cache *tc,
 		if (span == NULL)
 			break;
 		span_adopt(pool, tc, span);
-		block = span_pop(pool, span, &fresh, hooks);
+		block = span_take(pool, span, &fresh, hooks);
 		if (block == NULL) {
 			tc->active = NULL;
 			span_release(pool, span);
@@ -370,12 +385,11 @@ void *thread_alloc_slow(struct pool *pool, struct thread_cache *tc,
 	return block;
 }
 
-/* A free of a block of a span this thread does not hold as active. */
-void thread_free_slow(struct pool *pool, struct thread_cache *tc, void *block,
-                      unsigned hooks)
+/* A remote free: claim the block, then push it on its span's remote list. */
+static int span_free_remote(struct pool *pool, struct thread_cache *tc,
+                            struct span *span, void *block, size_t index,
+                            unsigned hooks)
 {
-	size_t index = region_index_of(pool, block);
-	struct span *span = &pool->spans[index >> pool->span_shift];
 	uint32_t state =
 	    atomic_load_explicit(&pool->block_state[index], memory_order_relaxed);
 	uint32_t unclaimed = 0;
@@ -383,10 +397,8 @@ void thread_free_slow(struct pool *pool, struct thread_cache *tc, void *block,
 	if (!(state & 1) ||
 	    !atomic_compare_exchange_strong_explicit(
 	        &pool->claims[index], &unclaimed, state, memory_order_relaxed,
-	        memory_order_relaxed)) {
-		pool_report(pool, "pool_free", block, POOL_ERROR_DOUBLE_FREE);
-		return;
-	}
+	        memory_order_relaxed))
+		return POOL_ERROR_DOUBLE_FREE;
 
 	/* The claim makes the block ours to link: push it. */
 	hooks_block_in(pool, block, hooks);
@@ -408,6 +420,22 @@ void thread_free_slow(struct pool *pool, struct thread_cache *tc, void *block,
 	else
 		atomic_fetch_add_explicit(&pool->retired.frees, 1,
 		                          memory_order_relaxed);
+	return 0;
+}
+
+void thread_free_slow(struct pool *pool, void *block, unsigned hooks)
+{
+	size_t index = region_index_of(pool, block);
+	struct span *span = &pool->spans[index >> pool->span_shift];
+	struct thread_cache *tc = thread_cache_get(pool);
+	int error;
+
+	if (tc != NULL && span == tc->active)
+		error = span_free_local(pool, tc, span, block, index, hooks);
+	else
+		error = span_free_remote(pool, tc, span, block, index, hooks);
+	if (error)
+		pool_report(pool, "pool_free", block, error);
 }
 
 /* ------------------------------------------------------------ fork */

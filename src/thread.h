@@ -25,13 +25,15 @@ extern __thread struct thread_hint thread_hint
 /* ------------------------------------------------------------ slow paths */
 
 POOL_COLD struct thread_cache *thread_cache_lookup(struct pool *pool);
-/* The rest of pool_malloc/pool_calloc when the active span is empty:
- * another span, else the fallback.  size fits a block. */
-POOL_COLD void *thread_alloc_slow(struct pool *pool, struct thread_cache *tc,
-                                  size_t size, bool zero, unsigned hooks);
-/* A free of a block outside the thread's active span; reports misuse. */
-POOL_COLD void thread_free_slow(struct pool *pool, struct thread_cache *tc,
-                                void *block, unsigned hooks);
+/* pool_malloc/pool_calloc when the fast path missed: the thread's cache
+ * is looked up, then its span, another span, else the fallback.  size fits
+ * a block. */
+POOL_COLD void *thread_alloc_slow(struct pool *pool, size_t size, bool zero,
+                                  unsigned hooks);
+/* pool_free when the fast path missed: a lookup, then a local or a remote
+ * free; reports misuse. */
+POOL_COLD void thread_free_slow(struct pool *pool, void *block,
+                                unsigned hooks);
 POOL_COLD void pool_report_corrupted(struct pool *pool, const void *link);
 
 int thread_pool_init(struct pool *pool);
@@ -70,7 +72,9 @@ POOL_INLINE size_t span_first_block(const struct pool *pool,
 /*
  * Takes a block from a span the caller owns: the local list first (LIFO,
  * so the block is likely still in cache), then the never-used tail.
- * Returns NULL when the span has neither.
+ * Returns NULL when the span has neither, or when its list is found
+ * corrupted: then span->corrupt names the block, and the slow path reports
+ * it (so that the fast path makes no call but tail calls).
  */
 POOL_INLINE void *span_pop(struct pool *pool, struct span *span, bool *fresh,
                            unsigned hooks)
@@ -82,7 +86,7 @@ POOL_INLINE void *span_pop(struct pool *pool, struct span *span, bool *fresh,
 		void *next = link_load(pool, block, hooks);
 		if (unlikely(!link_is_valid(pool, next))) {
 			span->local_free = NULL;
-			pool_report_corrupted(pool, block);
+			span->corrupt = block;
 			return NULL;
 		}
 		span->local_free = next;
@@ -106,7 +110,7 @@ POOL_INLINE void *span_pop(struct pool *pool, struct span *span, bool *fresh,
 	    atomic_load_explicit(&pool->block_state[index], memory_order_relaxed);
 	if (unlikely(state & 1)) {
 		span->local_free = NULL;
-		pool_report_corrupted(pool, block);
+		span->corrupt = block;
 		return NULL;
 	}
 	atomic_store_explicit(&pool->block_state[index], state | 1,
@@ -114,26 +118,61 @@ POOL_INLINE void *span_pop(struct pool *pool, struct span *span, bool *fresh,
 	return block;
 }
 
+/*
+ * Frees a block of the caller's active span onto its local list: plain
+ * loads and stores only.  Returns 0, or POOL_ERROR_DOUBLE_FREE (nothing
+ * changed then).
+ */
+POOL_INLINE int span_free_local(struct pool *pool, struct thread_cache *tc,
+                                struct span *span, void *block, size_t index,
+                                unsigned hooks)
+{
+	uint32_t state =
+	    atomic_load_explicit(&pool->block_state[index], memory_order_relaxed);
+	/* Not handed out, or claimed by another thread's free: either way
+	 * this is a second free. */
+	if (unlikely(!(state & 1) ||
+	             atomic_load_explicit(&pool->claims[index],
+	                                  memory_order_relaxed) != 0))
+		return POOL_ERROR_DOUBLE_FREE;
+	/* state + 1: clears "handed out" and starts a new generation. */
+	atomic_store_explicit(&pool->block_state[index], state + 1,
+	                      memory_order_relaxed);
+	hooks_block_in(pool, block, hooks);
+	link_store(pool, block, span->local_free, hooks);
+	span->local_free = block;
+	counter_add(&tc->counters.frees, 1);
+	return 0;
+}
+
 /* ------------------------------------------------------------ fast paths */
 
-/* pool_malloc (zero false) and pool_calloc (zero true) of size <= block. */
+/*
+ * pool_malloc (zero false) and pool_calloc (zero true) of size <= block.
+ * Everything but the hit in the thread's active span is a tail call to the
+ * slow path, which starts over with a full lookup.
+ */
 POOL_INLINE void *thread_alloc(struct pool *pool, size_t size, bool zero,
                                unsigned hooks)
 {
-	struct thread_cache *tc = thread_cache_get(pool);
-	if (likely(tc != NULL && tc->active != NULL)) {
-		bool fresh;
-		void *block = span_pop(pool, tc->active, &fresh, hooks);
-		if (likely(block != NULL)) {
-			counter_add(&tc->counters.allocs, 1);
-			hooks_block_out(pool, block, size, fresh, hooks);
-			/* A never-used block is still zero from the mapping. */
-			if (zero && !fresh)
-				memset(block, 0, size);
-			return block;
+	if (likely(thread_hint.pool_id == pool->id)) {
+		struct thread_cache *tc = thread_hint.cache;
+		struct span *span = tc->active;
+		if (likely(span != NULL)) {
+			bool fresh;
+			void *block = span_pop(pool, span, &fresh, hooks);
+			if (likely(block != NULL)) {
+				counter_add(&tc->counters.allocs, 1);
+				hooks_block_out(pool, block, size, fresh, hooks);
+				/* A never-used block is still zero from the
+				 * mapping. */
+				if (zero && !fresh)
+					return memset(block, 0, size);
+				return block;
+			}
 		}
 	}
-	return thread_alloc_slow(pool, tc, size, zero, hooks);
+	return thread_alloc_slow(pool, size, zero, hooks);
 }
 
 /* pool_free of a block start of the region. */
@@ -141,30 +180,16 @@ POOL_INLINE void thread_free(struct pool *pool, void *block, unsigned hooks)
 {
 	size_t index = region_index_of(pool, block);
 	struct span *span = &pool->spans[index >> pool->span_shift];
-	struct thread_cache *tc = thread_cache_get(pool);
 
-	if (likely(tc != NULL && span == tc->active)) {
-		uint32_t state = atomic_load_explicit(&pool->block_state[index],
-		                                      memory_order_relaxed);
-		/* Not handed out, or claimed by another thread's free: either
-		 * way this is a second free. */
-		if (unlikely(!(state & 1) ||
-		             atomic_load_explicit(&pool->claims[index],
-		                                  memory_order_relaxed) != 0)) {
+	if (likely(thread_hint.pool_id == pool->id &&
+	           span == thread_hint.cache->active)) {
+		if (unlikely(span_free_local(pool, thread_hint.cache, span,
+		                             block, index, hooks)))
 			pool_report(pool, "pool_free", block,
 			            POOL_ERROR_DOUBLE_FREE);
-			return;
-		}
-		/* state + 1: clears "handed out" and starts a new generation. */
-		atomic_store_explicit(&pool->block_state[index], state + 1,
-		                      memory_order_relaxed);
-		hooks_block_in(pool, block, hooks);
-		link_store(pool, block, span->local_free, hooks);
-		span->local_free = block;
-		counter_add(&tc->counters.frees, 1);
 		return;
 	}
-	thread_free_slow(pool, tc, block, hooks);
+	thread_free_slow(pool, block, hooks);
 }
 
 #endif /* SHIFTPOOL_THREAD_H */
