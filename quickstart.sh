@@ -12,7 +12,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 packages="autoconf automake libtool pkg-config make gcc check
 	libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev
-	gnuplot-nox valgrind libcurl4-openssl-dev lighttpd wrk curl"
+	gnuplot-nox valgrind libcurl4-openssl-dev lighttpd wrk curl python3"
 
 install_deps() {
 	missing=

@@ -1,0 +1,50 @@
+# shiftpool-analyze: reads the log that libshiftpool writes when
+# SHIFTPOOL_TRACE=FILE is set.  Included from the top Makefile.am; paths are
+# from the top.  It does not link the library.
+
+bin_PROGRAMS += tools/shiftpool-analyze
+tools_shiftpool_analyze_SOURCES = tools/shiftpool-analyze.c
+
+# Shell scripts, run from the top build directory with srcdir exported by
+# the test harness; each sources tools/tests/common.sh.
+TOOLS_TESTS = \
+	tools/tests/example.sh \
+	tools/tests/clean.sh \
+	tools/tests/leaks.sh \
+	tools/tests/double-free.sh \
+	tools/tests/invalid-free.sh \
+	tools/tests/unknown-free.sh \
+	tools/tests/realloc.sh \
+	tools/tests/multi-pool.sh \
+	tools/tests/malformed.sh \
+	tools/tests/empty.sh \
+	tools/tests/usage.sh \
+	tools/tests/large.sh
+
+TOOLS_TEST_FILES = \
+	tools/tests/data/example.trace \
+	tools/tests/data/example.expected \
+	tools/tests/data/clean.trace \
+	tools/tests/data/clean.expected \
+	tools/tests/data/leaks.trace \
+	tools/tests/data/leaks.expected \
+	tools/tests/data/double-free.trace \
+	tools/tests/data/double-free.expected \
+	tools/tests/data/invalid-free.trace \
+	tools/tests/data/invalid-free.expected \
+	tools/tests/data/unknown-free.trace \
+	tools/tests/data/unknown-free.expected \
+	tools/tests/data/duplicate.trace \
+	tools/tests/data/realloc.trace \
+	tools/tests/data/realloc.expected \
+	tools/tests/data/multi-pool.trace \
+	tools/tests/data/multi-pool.expected \
+	tools/tests/data/malformed.trace \
+	tools/tests/data/malformed.expected \
+	tools/tests/data/empty.trace \
+	tools/tests/data/empty.expected
+
+TESTS += $(TOOLS_TESTS)
+EXTRA_DIST += $(TOOLS_TESTS) $(TOOLS_TEST_FILES) \
+	tools/tests/common.sh \
+	tools/tests/gen-large.awk
