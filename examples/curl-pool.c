@@ -1,0 +1,765 @@
+/*
+ * examples/curl-pool: libcurl with shiftpool as its allocator.
+ *
+ *   curl-pool [--allocator=pool|system] [--pool-mode=locked|per-thread]
+ *             [--block-size=BYTES] [--blocks=N] [--buffer-size=BYTES]
+ *             [--repeat=N] [--output=FILE] [--json] URL
+ *
+ * It installs counting allocation callbacks with curl_global_init_mem(),
+ * downloads URL (to FILE, else nowhere) and prints what the curl posts
+ * measured with curl's memdebug log and memanalyze.pl: the calls by kind,
+ * the allocations by size, how many the pool served and how many fell
+ * back to malloc, the peak of bytes in use, the allocations made while
+ * data was flowing, and the throughput.  --allocator=system counts the
+ * same way over malloc, the comparison.
+ *
+ * Only libcurl's own allocations pass through the callbacks (TLS and the
+ * C library allocate for themselves), as in the posts.
+ *
+ * The pool is POOL_LOCKED by default: the easy interface calls back from
+ * the application's thread, but the threaded resolver of Debian's
+ * libcurl allocates on a thread of its own.
+ *
+ * The default pool (256 blocks of 256 B) comes from measuring libcurl
+ * 7.88 on a plain HTTP download (see README.md): most allocations are
+ * small, at most 256 B, and at most ~130 are live at once; the few large
+ * ones (the easy handle, the connection, the download buffer) go to the
+ * fallback, which is what it is for.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "config.h"
+
+#include "shiftpool.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ------------------------------------------------------------ limits */
+
+#define DEFAULT_BLOCK_SIZE 256
+#define DEFAULT_BLOCKS     256
+/* Size classes of the histogram: up to 16 B, 32 B, ... 1 MiB, larger. */
+#define FIRST_CLASS_SHIFT 4
+#define LAST_CLASS_SHIFT  20
+#define CLASS_COUNT       (LAST_CLASS_SHIFT - FIRST_CLASS_SHIFT + 2)
+#define MAX_REPEAT        1000
+
+/* ------------------------------------------------------------ types */
+
+enum call {
+	CALL_MALLOC,
+	CALL_CALLOC,
+	CALL_REALLOC,
+	CALL_STRDUP,
+	CALL_FREE,
+	CALL_FREE_NULL, /* free(NULL): curl does it often; a no-op */
+	CALL_COUNT
+};
+
+static const char *const call_names[CALL_COUNT] = {
+    "malloc", "calloc", "realloc", "strdup", "free", "free_null",
+};
+
+/* One live allocation: its address and the size asked for. */
+struct live {
+	uintptr_t address; /* 0: an empty slot */
+	size_t size;
+};
+
+/*
+ * Everything the callbacks count.  Global, because curl's allocation
+ * callbacks take no argument.  Invariants, under lock: table holds
+ * exactly the live allocations (count of them, at most half of capacity,
+ * so probes stay short); bytes_in_use is the sum of their sizes;
+ * created - destroyed == count.
+ */
+static struct tracker {
+	pool_t *pool; /* NULL: the system allocator */
+	pthread_mutex_t lock;
+	struct live *table;
+	size_t capacity; /* a power of two */
+	size_t count;
+	uint64_t calls[CALL_COUNT];
+	uint64_t created;       /* new allocations: malloc, calloc, strdup,
+	                           realloc(NULL) */
+	uint64_t destroyed;     /* free(p), realloc(p, 0) */
+	uint64_t unknown_frees; /* pointers the table did not know: a bug */
+	uint64_t class_calls[CLASS_COUNT];
+	uint64_t class_pool[CLASS_COUNT]; /* of which the pool served */
+	size_t bytes_in_use;
+	size_t peak_bytes;
+	bool table_full; /* growing the table failed: counts are partial */
+} tracker = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+struct options {
+	bool use_pool;
+	int pool_mode;
+	size_t block_size;
+	size_t blocks;
+	long buffer_size; /* 0: libcurl's default */
+	int repeat;
+	const char *output;
+	bool json;
+	const char *url;
+};
+
+/* What the transfers did. */
+struct transfer {
+	FILE *output;
+	uint64_t bytes;
+	double seconds;
+	long http_status;
+	CURLcode result;
+	char error[CURL_ERROR_SIZE];
+	bool flowing;              /* data has arrived in this transfer */
+	uint64_t flow_start;       /* allocations when the first data came */
+	uint64_t flow_allocations; /* made while data was flowing */
+};
+
+/* curl_version(), for the report. */
+static char libcurl_version[256];
+
+/* ------------------------------------------------------------ table */
+
+static size_t slot_of(uintptr_t address, size_t capacity)
+{
+	/* Fibonacci hashing: allocations are aligned, so the low bits of an
+	 * address say little. */
+	return (size_t)(((uint64_t)address * 11400714819323198485u) >> 20) &
+	       (capacity - 1);
+}
+
+/* Doubles the table; called with the lock held.  Returns 0 or -1. */
+static int table_grow(void)
+{
+	size_t capacity = tracker.capacity == 0 ? 1024 : tracker.capacity * 2;
+	/* The system's calloc, not the callbacks: the table is the
+	 * instrument's, not curl's. */
+	struct live *table = calloc(capacity, sizeof(*table));
+	if (table == NULL)
+		return -1;
+	for (size_t i = 0; i < tracker.capacity; i++) {
+		if (tracker.table[i].address == 0)
+			continue;
+		size_t slot = slot_of(tracker.table[i].address, capacity);
+		while (table[slot].address != 0)
+			slot = (slot + 1) & (capacity - 1);
+		table[slot] = tracker.table[i];
+	}
+	free(tracker.table);
+	tracker.table = table;
+	tracker.capacity = capacity;
+	return 0;
+}
+
+static unsigned class_of(size_t size)
+{
+	unsigned shift = FIRST_CLASS_SHIFT;
+	while (shift <= LAST_CLASS_SHIFT && ((size_t)1 << shift) < size)
+		shift++;
+	return shift - FIRST_CLASS_SHIFT;
+}
+
+/* Records a new live allocation; lock held. */
+static void track_insert(void *p, size_t size)
+{
+	if (tracker.count + 1 > tracker.capacity / 2 && table_grow() != 0) {
+		tracker.table_full = true;
+		return;
+	}
+	uintptr_t address = (uintptr_t)p;
+	size_t slot = slot_of(address, tracker.capacity);
+	while (tracker.table[slot].address != 0)
+		slot = (slot + 1) & (tracker.capacity - 1);
+	tracker.table[slot] = (struct live){address, size};
+	tracker.count++;
+	tracker.bytes_in_use += size;
+	if (tracker.bytes_in_use > tracker.peak_bytes)
+		tracker.peak_bytes = tracker.bytes_in_use;
+}
+
+/* Forgets a live allocation and returns its size; lock held.  Deletion
+ * shifts the rest of the probe run back, so no tombstones pile up. */
+static size_t track_remove(void *p)
+{
+	uintptr_t address = (uintptr_t)p;
+	if (tracker.capacity == 0) {
+		tracker.unknown_frees++;
+		return 0;
+	}
+	size_t mask = tracker.capacity - 1;
+	size_t slot = slot_of(address, tracker.capacity);
+	while (tracker.table[slot].address != address) {
+		if (tracker.table[slot].address == 0) {
+			tracker.unknown_frees++;
+			return 0;
+		}
+		slot = (slot + 1) & mask;
+	}
+	size_t size = tracker.table[slot].size;
+	size_t hole = slot;
+	for (size_t next = (hole + 1) & mask; tracker.table[next].address != 0;
+	     next = (next + 1) & mask) {
+		size_t home =
+		    slot_of(tracker.table[next].address, tracker.capacity);
+		/* Move the entry into the hole unless its home lies
+		 * cyclically in (hole, next]. */
+		bool stays = hole <= next ? (hole < home && home <= next)
+		                          : (hole < home || home <= next);
+		if (!stays) {
+			tracker.table[hole] = tracker.table[next];
+			hole = next;
+		}
+	}
+	tracker.table[hole].address = 0;
+	tracker.count--;
+	tracker.bytes_in_use -= size;
+	return size;
+}
+
+/* Counts an allocation call that produced p of size bytes; lock held. */
+static void count_allocation(void *p, size_t size)
+{
+	unsigned class = class_of(size);
+	tracker.class_calls[class]++;
+	if (tracker.pool != NULL && pool_owns(tracker.pool, p))
+		tracker.class_pool[class]++;
+}
+
+/* ------------------------------------------------------------ callbacks */
+
+static void *counting_malloc(size_t size)
+{
+	pthread_mutex_lock(&tracker.lock);
+	void *p = tracker.pool != NULL ? pool_malloc(tracker.pool, size)
+	                               : malloc(size);
+	tracker.calls[CALL_MALLOC]++;
+	if (p != NULL) {
+		tracker.created++;
+		track_insert(p, size);
+		count_allocation(p, size);
+	}
+	pthread_mutex_unlock(&tracker.lock);
+	return p;
+}
+
+static void *counting_calloc(size_t count, size_t size)
+{
+	pthread_mutex_lock(&tracker.lock);
+	void *p = tracker.pool != NULL ? pool_calloc(tracker.pool, count, size)
+	                               : calloc(count, size);
+	tracker.calls[CALL_CALLOC]++;
+	if (p != NULL) {
+		tracker.created++;
+		/* Cannot overflow: the allocator refused those. */
+		track_insert(p, count * size);
+		count_allocation(p, count * size);
+	}
+	pthread_mutex_unlock(&tracker.lock);
+	return p;
+}
+
+static char *counting_strdup(const char *s)
+{
+	pthread_mutex_lock(&tracker.lock);
+	char *p =
+	    tracker.pool != NULL ? pool_strdup(tracker.pool, s) : strdup(s);
+	tracker.calls[CALL_STRDUP]++;
+	if (p != NULL) {
+		size_t size = strlen(p) + 1;
+		tracker.created++;
+		track_insert(p, size);
+		count_allocation(p, size);
+	}
+	pthread_mutex_unlock(&tracker.lock);
+	return p;
+}
+
+static void *counting_realloc(void *old, size_t size)
+{
+	/* The lock is held across the call, so that no other thread can be
+	 * handed the old address before the table has forgotten it. */
+	pthread_mutex_lock(&tracker.lock);
+	void *p = tracker.pool != NULL ? pool_realloc(tracker.pool, old, size)
+	                               : realloc(old, size);
+	tracker.calls[CALL_REALLOC]++;
+	if (old != NULL && (p != NULL || size == 0)) {
+		/* Moved or resized (or, for size 0, freed). */
+		track_remove(old);
+		if (p == NULL)
+			tracker.destroyed++;
+	} else if (old == NULL && p != NULL) {
+		tracker.created++;
+	}
+	if (p != NULL) {
+		track_insert(p, size);
+		count_allocation(p, size);
+	}
+	pthread_mutex_unlock(&tracker.lock);
+	return p;
+}
+
+static void counting_free(void *p)
+{
+	pthread_mutex_lock(&tracker.lock);
+	if (p == NULL) {
+		tracker.calls[CALL_FREE_NULL]++;
+	} else {
+		tracker.calls[CALL_FREE]++;
+		tracker.destroyed++;
+		track_remove(p);
+		if (tracker.pool != NULL)
+			pool_free(tracker.pool, p);
+		else
+			free(p);
+	}
+	pthread_mutex_unlock(&tracker.lock);
+}
+
+/* Allocations in memanalyze's sense: every call that returns memory. */
+static uint64_t allocation_calls(void)
+{
+	return tracker.calls[CALL_MALLOC] + tracker.calls[CALL_CALLOC] +
+	       tracker.calls[CALL_REALLOC] + tracker.calls[CALL_STRDUP];
+}
+
+/* ------------------------------------------------------------ transfer */
+
+static size_t on_data(char *data, size_t size, size_t count, void *arg)
+{
+	struct transfer *transfer = arg;
+	size_t length = size * count;
+	if (!transfer->flowing) {
+		transfer->flowing = true;
+		pthread_mutex_lock(&tracker.lock);
+		transfer->flow_start = allocation_calls();
+		pthread_mutex_unlock(&tracker.lock);
+	}
+	if (transfer->output != NULL &&
+	    fwrite(data, 1, length, transfer->output) != length)
+		return 0; /* curl then fails with CURLE_WRITE_ERROR */
+	transfer->bytes += length;
+	return length;
+}
+
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) +
+	       (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/* Runs the downloads on one easy handle (so the connection is reused, as
+ * an application would). */
+static void download(const struct options *options, struct transfer *transfer)
+{
+	CURL *easy = curl_easy_init();
+	if (easy == NULL) {
+		transfer->result = CURLE_OUT_OF_MEMORY;
+		return;
+	}
+	curl_easy_setopt(easy, CURLOPT_URL, options->url);
+	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(easy, CURLOPT_WRITEDATA, transfer);
+	curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, transfer->error);
+	curl_easy_setopt(easy, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+	if (options->buffer_size > 0)
+		curl_easy_setopt(easy, CURLOPT_BUFFERSIZE,
+		                 options->buffer_size);
+
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (int i = 0; i < options->repeat; i++) {
+		/* Only the last transfer's body goes to the file. */
+		if (transfer->output != NULL && i + 1 < options->repeat) {
+			FILE *keep = transfer->output;
+			transfer->output = NULL;
+			transfer->result = curl_easy_perform(easy);
+			transfer->output = keep;
+		} else {
+			transfer->result = curl_easy_perform(easy);
+		}
+		if (transfer->flowing) {
+			pthread_mutex_lock(&tracker.lock);
+			transfer->flow_allocations +=
+			    allocation_calls() - transfer->flow_start;
+			pthread_mutex_unlock(&tracker.lock);
+			transfer->flowing = false;
+		}
+		if (transfer->result != CURLE_OK)
+			break;
+	}
+	transfer->seconds = seconds_since(&start);
+	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &transfer->http_status);
+	curl_easy_cleanup(easy);
+}
+
+/* ------------------------------------------------------------ report */
+
+static void class_label(unsigned class, char *label, size_t size)
+{
+	unsigned shift = class + FIRST_CLASS_SHIFT;
+	if (shift > LAST_CLASS_SHIFT)
+		snprintf(label, size, ">%zuK",
+		         ((size_t)1 << LAST_CLASS_SHIFT) >> 10);
+	else if (shift >= 10)
+		snprintf(label, size, "<=%zuK", ((size_t)1 << shift) >> 10);
+	else
+		snprintf(label, size, "<=%zu", (size_t)1 << shift);
+}
+
+static double megabytes_per_second(const struct transfer *transfer)
+{
+	return transfer->seconds > 0
+	           ? (double)transfer->bytes / 1e6 / transfer->seconds
+	           : 0.0;
+}
+
+static void report_text(const struct options *options,
+                        const struct transfer *transfer,
+                        const pool_stats_t *stats, bool clean)
+{
+	printf("curl-pool: %s -> %s (%d transfer%s)\n", options->url,
+	       options->output != NULL ? options->output : "discarded",
+	       options->repeat, options->repeat == 1 ? "" : "s");
+	printf("  libcurl        %s\n", libcurl_version);
+	if (options->use_pool)
+		printf("  allocator      shiftpool %s, %zu blocks of %zu B "
+		       "(larger requests: malloc)\n",
+		       options->pool_mode == POOL_LOCKED ? "POOL_LOCKED"
+		                                         : "POOL_PER_THREAD",
+		       stats->block_count, stats->block_size);
+	else
+		printf("  allocator      system (malloc)\n");
+	if (transfer->result == CURLE_OK)
+		printf("  transfer       %" PRIu64 " bytes in %.4f s: %.1f MB/s"
+		       " (HTTP %ld)\n",
+		       transfer->bytes, transfer->seconds,
+		       megabytes_per_second(transfer), transfer->http_status);
+	else
+		printf("  transfer       failed: %s (%s)\n",
+		       curl_easy_strerror(transfer->result), transfer->error);
+	printf("  calls          malloc %" PRIu64 ", calloc %" PRIu64
+	       ", realloc %" PRIu64 ", strdup %" PRIu64 ", free %" PRIu64
+	       " (and free(NULL) %" PRIu64 ")\n",
+	       tracker.calls[CALL_MALLOC], tracker.calls[CALL_CALLOC],
+	       tracker.calls[CALL_REALLOC], tracker.calls[CALL_STRDUP],
+	       tracker.calls[CALL_FREE], tracker.calls[CALL_FREE_NULL]);
+	printf("  allocations    %" PRIu64 ", of which %" PRIu64
+	       " while data flowed\n",
+	       allocation_calls(), transfer->flow_allocations);
+	printf("  peak in use    %zu bytes\n", tracker.peak_bytes);
+	if (options->use_pool)
+		printf("  pool           served %" PRIu64 ", fallback %" PRIu64
+		       "; peak %zu blocks; in use at the end %zu\n",
+		       stats->allocs, stats->fallback_allocs,
+		       stats->peak_in_use, stats->in_use);
+	printf("  sizes          %-8s %8s %8s\n", "bytes", "calls",
+	       options->use_pool ? "pool" : "");
+	for (unsigned class = 0; class < CLASS_COUNT; class ++) {
+		if (tracker.class_calls[class] == 0)
+			continue;
+		char label[16];
+		class_label(class, label, sizeof(label));
+		if (options->use_pool)
+			printf("                 %-8s %8" PRIu64 " %8" PRIu64
+			       "\n",
+			       label, tracker.class_calls[class],
+			       tracker.class_pool[class]);
+		else
+			printf("                 %-8s %8" PRIu64 "\n", label,
+			       tracker.class_calls[class]);
+	}
+	if (clean)
+		printf("  leaks          none: %" PRIu64 " allocated, %" PRIu64
+		       " freed\n",
+		       tracker.created, tracker.destroyed);
+	else
+		printf("  leaks          %zu live of %" PRIu64
+		       " allocated, %" PRIu64 " unknown frees%s\n",
+		       tracker.count, tracker.created, tracker.unknown_frees,
+		       tracker.table_full ? ", table overflowed" : "");
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void report_json(const struct options *options,
+                        const struct transfer *transfer,
+                        const pool_stats_t *stats, bool clean)
+{
+	printf("{\"url\":");
+	json_string(options->url);
+	printf(
+	    ",\"allocator\":\"%s\",\"repeat\":%d,\"ok\":%s,\"bytes\":%" PRIu64
+	    ",\"seconds\":%.6f,\"mb_per_s\":%.1f,\"http_status\":%ld"
+	    ",\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"live\":%zu"
+	    ",\"allocations\":%" PRIu64 ",\"flow_allocations\":%" PRIu64
+	    ",\"peak_bytes\":%zu,\"calls\":{",
+	    options->use_pool ? "pool" : "system", options->repeat,
+	    transfer->result == CURLE_OK ? "true" : "false", transfer->bytes,
+	    transfer->seconds, megabytes_per_second(transfer),
+	    transfer->http_status, tracker.created, tracker.destroyed,
+	    tracker.count, allocation_calls(), transfer->flow_allocations,
+	    tracker.peak_bytes);
+	for (int i = 0; i < CALL_COUNT; i++)
+		printf("%s\"%s\":%" PRIu64, i == 0 ? "" : ",", call_names[i],
+		       tracker.calls[i]);
+	printf("},\"sizes\":[");
+	bool first = true;
+	for (unsigned class = 0; class < CLASS_COUNT; class ++) {
+		if (tracker.class_calls[class] == 0)
+			continue;
+		unsigned shift = class + FIRST_CLASS_SHIFT;
+		if (shift > LAST_CLASS_SHIFT)
+			printf("%s{\"above\":%zu", first ? "" : ",",
+			       (size_t)1 << LAST_CLASS_SHIFT);
+		else
+			printf("%s{\"upto\":%zu", first ? "" : ",",
+			       (size_t)1 << shift);
+		printf(",\"calls\":%" PRIu64 ",\"pool\":%" PRIu64 "}",
+		       tracker.class_calls[class], tracker.class_pool[class]);
+		first = false;
+	}
+	printf("]");
+	if (options->use_pool)
+		printf(
+		    ",\"pool\":{\"mode\":\"%s\",\"block_size\":%zu,"
+		    "\"block_count\":%zu,\"allocs\":%" PRIu64
+		    ",\"frees\":%" PRIu64 ",\"fallback_allocs\":%" PRIu64
+		    ",\"fallback_frees\":%" PRIu64 ",\"in_use\":%zu"
+		    ",\"peak_in_use\":%zu}",
+		    options->pool_mode == POOL_LOCKED ? "locked" : "per-thread",
+		    stats->block_size, stats->block_count, stats->allocs,
+		    stats->frees, stats->fallback_allocs, stats->fallback_frees,
+		    stats->in_use, stats->peak_in_use);
+	printf(",\"clean\":%s}\n", clean ? "true" : "false");
+}
+
+/* ------------------------------------------------------------ options */
+
+static void usage(FILE *stream)
+{
+	fprintf(stream,
+	        "usage: curl-pool [options] URL\n"
+	        "Downloads URL with libcurl and counts libcurl's allocations.\n"
+	        "\n"
+	        "  --allocator=pool|system   shiftpool (default) or malloc\n"
+	        "  --pool-mode=locked|per-thread  (default locked)\n"
+	        "  --block-size=BYTES        pool block size (default %d)\n"
+	        "  --blocks=N                pool blocks (default %d)\n"
+	        "  --buffer-size=BYTES       CURLOPT_BUFFERSIZE (default: "
+	        "libcurl's)\n"
+	        "  --repeat=N                N downloads on one handle "
+	        "(default 1)\n"
+	        "  --output=FILE             write the (last) body to FILE\n"
+	        "  --json                    one JSON line instead of text\n"
+	        "\n"
+	        "Exits 0 when every transfer succeeded and every allocation "
+	        "was freed.\n",
+	        DEFAULT_BLOCK_SIZE, DEFAULT_BLOCKS);
+}
+
+static int parse_size(const char *text, unsigned long long max,
+                      unsigned long long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long value = strtoull(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0' || text[0] == '-' ||
+	    value == 0 || value > max)
+		return -1;
+	*out = value;
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct options *options)
+{
+	static const struct option long_options[] = {
+	    {"allocator", required_argument, NULL, 'a'},
+	    {"pool-mode", required_argument, NULL, 'm'},
+	    {"block-size", required_argument, NULL, 'b'},
+	    {"blocks", required_argument, NULL, 'n'},
+	    {"buffer-size", required_argument, NULL, 'B'},
+	    {"repeat", required_argument, NULL, 'r'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	unsigned long long value;
+
+	*options = (struct options){
+	    .use_pool = true,
+	    .pool_mode = POOL_LOCKED,
+	    .block_size = DEFAULT_BLOCK_SIZE,
+	    .blocks = DEFAULT_BLOCKS,
+	    .repeat = 1,
+	};
+	for (;;) {
+		int c = getopt_long(argc, argv, "", long_options, NULL);
+		if (c == -1)
+			break;
+		switch (c) {
+		case 'a':
+			if (strcmp(optarg, "pool") == 0)
+				options->use_pool = true;
+			else if (strcmp(optarg, "system") == 0)
+				options->use_pool = false;
+			else
+				goto bad;
+			break;
+		case 'm':
+			if (strcmp(optarg, "locked") == 0)
+				options->pool_mode = POOL_LOCKED;
+			else if (strcmp(optarg, "per-thread") == 0)
+				options->pool_mode = POOL_PER_THREAD;
+			else
+				goto bad;
+			break;
+		case 'b':
+			if (parse_size(optarg, POOL_MAX_BLOCK_SIZE, &value) !=
+			    0)
+				goto bad;
+			options->block_size = (size_t)value;
+			break;
+		case 'n':
+			if (parse_size(optarg, (size_t)1 << 24, &value) != 0)
+				goto bad;
+			options->blocks = (size_t)value;
+			break;
+		case 'B':
+			/* libcurl takes 1 KiB to 10 MiB. */
+			if (parse_size(optarg, 10 << 20, &value) != 0 ||
+			    value < 1024)
+				goto bad;
+			options->buffer_size = (long)value;
+			break;
+		case 'r':
+			if (parse_size(optarg, MAX_REPEAT, &value) != 0)
+				goto bad;
+			options->repeat = (int)value;
+			break;
+		case 'o':
+			options->output = optarg;
+			break;
+		case 'j':
+			options->json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind + 1 != argc) {
+		usage(stderr);
+		return -1;
+	}
+	options->url = argv[optind];
+	return 0;
+bad:
+	fprintf(stderr, "curl-pool: invalid value '%s'\n", optarg);
+	usage(stderr);
+	return -1;
+}
+
+/* ------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+	struct options options;
+	if (parse_options(argc, argv, &options) != 0)
+		return 2;
+
+	if (options.use_pool) {
+		tracker.pool = pool_init(options.block_size, options.blocks,
+		                         options.pool_mode);
+		if (tracker.pool == NULL) {
+			fprintf(stderr, "curl-pool: pool_init: %s\n",
+			        strerror(errno));
+			return 1;
+		}
+	}
+
+	struct transfer transfer = {.result = CURLE_OK};
+	if (options.output != NULL) {
+		transfer.output = fopen(options.output, "wb");
+		if (transfer.output == NULL) {
+			fprintf(stderr, "curl-pool: %s: %s\n", options.output,
+			        strerror(errno));
+			pool_destroy(tracker.pool);
+			return 1;
+		}
+	}
+
+	/* Before any other libcurl call: from here on every allocation of
+	 * libcurl passes through the counting callbacks. */
+	CURLcode code = curl_global_init_mem(
+	    CURL_GLOBAL_DEFAULT, counting_malloc, counting_free,
+	    counting_realloc, counting_strdup, counting_calloc);
+	if (code != CURLE_OK) {
+		fprintf(stderr, "curl-pool: curl_global_init_mem: %s\n",
+		        curl_easy_strerror(code));
+		if (transfer.output != NULL)
+			fclose(transfer.output);
+		pool_destroy(tracker.pool);
+		return 1;
+	}
+	/* Asked before the cleanup, which may release what it points to. */
+	snprintf(libcurl_version, sizeof(libcurl_version), "%s",
+	         curl_version());
+	download(&options, &transfer);
+	curl_global_cleanup();
+
+	if (transfer.output != NULL && fclose(transfer.output) != 0 &&
+	    transfer.result == CURLE_OK) {
+		transfer.result = CURLE_WRITE_ERROR;
+		snprintf(transfer.error, sizeof(transfer.error), "%s: %s",
+		         options.output, strerror(errno));
+	}
+
+	pool_stats_t stats = {0};
+	if (tracker.pool != NULL)
+		pool_stats(tracker.pool, &stats);
+	bool clean = tracker.count == 0 && tracker.unknown_frees == 0 &&
+	             !tracker.table_full &&
+	             tracker.created == tracker.destroyed &&
+	             (tracker.pool == NULL ||
+	              (stats.in_use == 0 &&
+	               stats.fallback_allocs == stats.fallback_frees));
+	if (options.json)
+		report_json(&options, &transfer, &stats, clean);
+	else
+		report_text(&options, &transfer, &stats, clean);
+
+	pool_destroy(tracker.pool);
+	free(tracker.table);
+	return transfer.result == CURLE_OK && clean ? 0 : 1;
+}

@@ -1,0 +1,95 @@
+# Shared by the examples' tests: start examples/httpd on a free loopback
+# port, stop it, and read its closing report.  Sourced, not run.
+#
+# The caller sets tmp (a scratch directory it removes) and may call
+# httpd_stop from an EXIT trap: every wait here is bounded, and the server
+# runs under timeout(1) so that even a killed test leaves no server behind.
+
+httpd=$abs_top_builddir/examples/httpd
+# The longest a server may live, whatever happens to the test.
+HTTPD_LIFETIME=${HTTPD_LIFETIME:-300}
+
+HTTPD_PID=
+HTTPD_PORT=
+HTTPD_OUT=
+HTTPD_ERR=
+
+# sleep_tenth: a tenth of a second where sleep takes fractions, else one.
+sleep_tenth() {
+	sleep 0.1 2>/dev/null || sleep 1
+}
+
+# httpd_start NAME [httpd options...]: starts the server, sets HTTPD_PID,
+# HTTPD_PORT, HTTPD_OUT (its stdout) and HTTPD_ERR.  Returns 1 when it
+# does not say where it listens within ten seconds.
+httpd_start() {
+	name=$1
+	shift
+	HTTPD_OUT=$tmp/httpd-$name.out
+	HTTPD_ERR=$tmp/httpd-$name.err
+	: >"$HTTPD_OUT"
+	timeout -k 5 "$HTTPD_LIFETIME" "$httpd" --port=0 "$@" \
+		>"$HTTPD_OUT" 2>"$HTTPD_ERR" &
+	HTTPD_PID=$!
+	HTTPD_PORT=
+	tries=0
+	while [ $tries -lt 100 ]; do
+		HTTPD_PORT=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' \
+			"$HTTPD_OUT")
+		[ -n "$HTTPD_PORT" ] && return 0
+		kill -0 "$HTTPD_PID" 2>/dev/null || break
+		sleep_tenth
+		tries=$((tries + 1))
+	done
+	echo "httpd $*: no 'listening on' line" >&2
+	cat "$HTTPD_ERR" >&2
+	httpd_kill
+	return 1
+}
+
+# httpd_kill: ends the server at once (for failures and traps).
+httpd_kill() {
+	if [ -n "$HTTPD_PID" ]; then
+		kill -KILL "$HTTPD_PID" 2>/dev/null
+		wait "$HTTPD_PID" 2>/dev/null
+		HTTPD_PID=
+	fi
+}
+
+# httpd_stop: SIGTERM, then waits up to ten seconds for the exit.  Sets
+# HTTPD_STATUS to the exit status and HTTPD_REPORT to the JSON line.
+httpd_stop() {
+	HTTPD_STATUS=
+	HTTPD_REPORT=
+	[ -n "$HTTPD_PID" ] || return 1
+	kill -TERM "$HTTPD_PID" 2>/dev/null
+	tries=0
+	while kill -0 "$HTTPD_PID" 2>/dev/null && [ $tries -lt 100 ]; do
+		sleep_tenth
+		tries=$((tries + 1))
+	done
+	if kill -0 "$HTTPD_PID" 2>/dev/null; then
+		echo "httpd did not exit within ten seconds of SIGTERM" >&2
+		httpd_kill
+		HTTPD_STATUS=124
+		return 1
+	fi
+	wait "$HTTPD_PID"
+	HTTPD_STATUS=$?
+	HTTPD_PID=
+	HTTPD_REPORT=$(grep '^{' "$HTTPD_OUT" | tail -n 1)
+	return 0
+}
+
+# json_number KEY JSON: the number stored under "KEY" at the top level of
+# the one-line report (its first occurrence: the pool's own keys follow).
+json_number() {
+	printf '%s\n' "$2" | tr ',{' '\n\n' |
+		sed -n "s/^\"$1\":\([0-9][0-9]*\)}*\$/\1/p" | head -n 1
+}
+
+# json_pool_number KEY JSON: the number under "KEY" inside "pool":{...}.
+json_pool_number() {
+	printf '%s\n' "$2" | sed -n 's/.*"pool":{\([^}]*\)}.*/\1/p' |
+		tr ',' '\n' | sed -n "s/^\"$1\":\([0-9][0-9]*\)\$/\1/p"
+}

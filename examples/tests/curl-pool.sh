@@ -1,0 +1,128 @@
+#!/bin/sh
+# examples/curl-pool: downloads a generated 1 MiB body from examples/httpd
+# on loopback with libcurl over shiftpool and over malloc, checks every
+# byte, and checks from its report that libcurl freed every allocation and
+# the pool has no block in use at the end.  Also a failing transfer (404)
+# and repeated transfers on one handle, which must not leak either.
+#
+# Run by `make check`, which sets abs_top_builddir and abs_top_srcdir.
+# SKIP (77) when configure did not find libcurl.
+set -u
+
+: "${abs_top_builddir:?set by make check}"
+: "${abs_top_srcdir:?set by make check}"
+. "$abs_top_srcdir/examples/tests/common.sh"
+
+curl_pool=$abs_top_builddir/examples/curl-pool
+client=$abs_top_builddir/examples/tests/httpd-client
+
+if [ ! -x "$curl_pool" ]; then
+	echo "curl-pool: not built: configure did not find libcurl (install" \
+		"libcurl4-openssl-dev and re-run configure); skipped"
+	exit 77
+fi
+for program in "$httpd" "$client"; do
+	if [ ! -x "$program" ]; then
+		echo "curl-pool: $program is not built" >&2
+		exit 99
+	fi
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/curl-pool-test.XXXXXX") || exit 99
+trap 'httpd_kill; rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM HUP
+
+failures=0
+passes=0
+check() {
+	if [ "$2" -eq 0 ]; then
+		passes=$((passes + 1))
+	else
+		failures=$((failures + 1))
+		echo "FAIL $1: $3"
+	fi
+}
+
+# clean_report NAME REPORT: every allocation freed, none unknown, and for
+# the pool no block (nor fallback allocation) left.
+clean_report() {
+	allocs=$(json_number allocs "$2")
+	frees=$(json_number frees "$2")
+	live=$(json_number live "$2")
+	ok=1
+	[ -n "$allocs" ] && [ "$allocs" -gt 0 ] && [ "$allocs" = "$frees" ] &&
+		[ "$live" = 0 ] && ok=0
+	case $2 in
+	*'"clean":true'*) ;;
+	*) ok=1 ;;
+	esac
+	case $2 in
+	*'"pool":{'*)
+		[ "$(json_pool_number in_use "$2")" = 0 ] &&
+			[ "$(json_pool_number fallback_allocs "$2")" = \
+				"$(json_pool_number fallback_frees "$2")" ] || ok=1
+		;;
+	esac
+	check "$1" $ok "allocations left over: $2"
+}
+
+if ! httpd_start curl --allocator=pool-locked --threads=1; then
+	echo "curl-pool: examples/httpd did not start" >&2
+	exit 99
+fi
+base=http://127.0.0.1:$HTTPD_PORT
+size=1048576
+
+for allocator in pool system; do
+	body=$tmp/body-$allocator
+	timeout 60 "$curl_pool" --allocator=$allocator --json \
+		--output="$body" "$base/bytes/$size" >"$tmp/$allocator.json" \
+		2>"$tmp/$allocator.err"
+	status=$?
+	report=$(cat "$tmp/$allocator.json")
+	check "$allocator" $status "curl-pool exited with $status: $report
+$(cat "$tmp/$allocator.err")"
+	"$client" --check-file="$body" --size=$size >/dev/null 2>"$tmp/check.err"
+	check "$allocator" $? "the body is wrong: $(cat "$tmp/check.err")"
+	bytes=$(json_number bytes "$report")
+	check "$allocator" "$([ "$bytes" = $size ]; echo $?)" \
+		"$bytes bytes reported, $size expected"
+	clean_report "$allocator" "$report"
+	echo "$allocator: $(json_number allocations "$report") allocations," \
+		"peak $(json_number peak_bytes "$report") bytes," \
+		"pool served $(json_pool_number allocs "$report")," \
+		"fallback $(json_pool_number fallback_allocs "$report")"
+	echo "  $report"
+done
+
+# The pool must have served some of libcurl's allocations: else the
+# example would show nothing.
+served=$(json_pool_number allocs "$(cat "$tmp/pool.json")")
+check pool "$([ "${served:-0}" -gt 0 ]; echo $?)" "the pool served nothing"
+
+# Repeated transfers on one handle, the per-thread mode, the text report.
+timeout 60 "$curl_pool" --pool-mode=per-thread --repeat=5 \
+	"$base/bytes/100000" >"$tmp/repeat.txt" 2>&1
+check repeat $? "curl-pool --repeat=5 failed: $(cat "$tmp/repeat.txt")"
+grep -q '^  leaks *none' "$tmp/repeat.txt"
+check repeat $? "the text report shows a leak: $(cat "$tmp/repeat.txt")"
+
+# A failed transfer (404) exits 1, and still frees everything.
+timeout 60 "$curl_pool" --json "$base/missing" >"$tmp/missing.json" 2>&1
+check missing "$([ $? -eq 1 ]; echo $?)" "a 404 did not exit 1"
+report=$(cat "$tmp/missing.json")
+case $report in
+*'"ok":false'*) check missing 0 "" ;;
+*) check missing 1 "a 404 was reported as a success: $report" ;;
+esac
+clean_report missing "$report"
+
+# Bad options exit 2.
+timeout 10 "$curl_pool" --allocator=nonesuch "$base/" >/dev/null 2>&1
+check options "$([ $? -eq 2 ]; echo $?)" "a bad --allocator was accepted"
+
+httpd_stop
+check httpd "$HTTPD_STATUS" "httpd exited with $HTTPD_STATUS: $HTTPD_REPORT"
+
+echo "$passes passed, $failures failed"
+[ $failures -eq 0 ]

@@ -1,0 +1,127 @@
+#!/bin/sh
+# examples/httpd under every allocator this build has: start it on a free
+# loopback port, run the test client's scenarios (a few hundred requests:
+# keep-alive and not, pipelined, malformed, oversized heads, clients that
+# go away), fetch a few URLs with curl when it is installed, stop the
+# server with SIGTERM and check from its report that every buffer went
+# back to the allocator.
+#
+# Run by `make check`, which sets abs_top_builddir and abs_top_srcdir.
+# HTTPD_TEST_ALLOCATORS overrides the list of allocators.
+set -u
+
+: "${abs_top_builddir:?set by make check}"
+: "${abs_top_srcdir:?set by make check}"
+. "$abs_top_srcdir/examples/tests/common.sh"
+
+client=$abs_top_builddir/examples/tests/httpd-client
+CURL=${CURL:-$(command -v curl 2>/dev/null || true)}
+
+for program in "$httpd" "$client"; do
+	if [ ! -x "$program" ]; then
+		echo "httpd: $program is not built" >&2
+		exit 99
+	fi
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/httpd-test.XXXXXX") || exit 99
+trap 'httpd_kill; rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM HUP
+
+# The three pool modes and glibc always; the other allocators when their
+# programs were built.
+allocators=${HTTPD_TEST_ALLOCATORS:-"pool-single pool-locked pool-per-thread glibc"}
+if [ -z "${HTTPD_TEST_ALLOCATORS:-}" ]; then
+	for peer in tcmalloc jemalloc mimalloc; do
+		[ -x "$abs_top_builddir/examples/httpd-$peer" ] &&
+			allocators="$allocators $peer"
+	done
+fi
+
+failures=0
+passes=0
+
+# check NAME CONDITION-STATUS MESSAGE: counts one check.
+check() {
+	if [ "$2" -eq 0 ]; then
+		passes=$((passes + 1))
+	else
+		failures=$((failures + 1))
+		echo "FAIL $1: $3"
+	fi
+}
+
+# curl_check NAME URL-PATH SIZE: curl fetches /bytes/SIZE, the client
+# checks the bytes.
+curl_check() {
+	out=$tmp/curl-$1.body
+	timeout 30 "$CURL" --silent --show-error --fail --max-time 20 \
+		--output "$out" "http://127.0.0.1:$HTTPD_PORT$2" &&
+		"$client" --check-file="$out" --size="$3" >/dev/null
+}
+
+for allocator in $allocators; do
+	# pool-single: a pool per worker, so two workers test the routing of
+	# frees back to the owner.
+	if ! httpd_start "$allocator" --allocator="$allocator" --threads=2; then
+		check "$allocator" 1 "the server did not start"
+		continue
+	fi
+
+	timeout 120 "$client" --port="$HTTPD_PORT" \
+		>"$tmp/client-$allocator.out" 2>&1
+	status=$?
+	check "$allocator" $status "httpd-client failed (status $status):
+$(grep -v '^ok' "$tmp/client-$allocator.out")"
+
+	if [ -n "$CURL" ]; then
+		# curl as a second, independent client: two URLs on one
+		# keep-alive connection, and one large body.
+		curl_status=0
+		curl_check small /bytes/1000 1000 || curl_status=1
+		curl_check large /bytes/3000000 3000000 || curl_status=1
+		timeout 30 "$CURL" --silent --fail --max-time 20 \
+			--output /dev/null "http://127.0.0.1:$HTTPD_PORT/bytes/5" \
+			--output /dev/null "http://127.0.0.1:$HTTPD_PORT/bytes/6" ||
+			curl_status=1
+		check "$allocator" $curl_status "curl could not fetch correct bodies"
+	fi
+
+	httpd_stop
+	check "$allocator" "$HTTPD_STATUS" "httpd exited with status $HTTPD_STATUS:
+$(cat "$HTTPD_ERR")"
+	report=$HTTPD_REPORT
+	allocs=$(json_number allocs "$report")
+	frees=$(json_number frees "$report")
+	in_use=$(json_number in_use "$report")
+	requests=$(json_number requests "$report")
+	leak=1
+	[ -n "$allocs" ] && [ "$allocs" -gt 0 ] && [ "$allocs" = "$frees" ] &&
+		[ "$in_use" = 0 ] && leak=0
+	case $allocator in
+	pool-*)
+		pool_in_use=$(json_pool_number in_use "$report")
+		fallback_allocs=$(json_pool_number fallback_allocs "$report")
+		fallback_frees=$(json_pool_number fallback_frees "$report")
+		[ "$pool_in_use" = 0 ] &&
+			[ "$fallback_allocs" = "$fallback_frees" ] || leak=1
+		;;
+	esac
+	check "$allocator" $leak "the report shows a leak: $report"
+	case $report in
+	*'"clean":true'*) check "$allocator" 0 "" ;;
+	*) check "$allocator" 1 "the report is not clean: $report" ;;
+	esac
+	echo "$allocator: ${requests:-?} requests, ${allocs:-?} allocations," \
+		"${frees:-?} frees; $(tail -n 2 "$tmp/client-$allocator.out" | head -n 1)"
+	echo "  $report"
+done
+
+# A bad option is refused with status 2, before any socket is opened.
+timeout 10 "$httpd" --threads=0 >/dev/null 2>&1
+check options "$([ $? -eq 2 ]; echo $?)" "--threads=0 was not refused"
+timeout 10 "$httpd" --allocator=nonesuch >/dev/null 2>&1
+check options "$([ $? -eq 2 ]; echo $?)" "--allocator=nonesuch was not refused"
+
+echo "$passes passed, $failures failed"
+[ $failures -eq 0 ]
