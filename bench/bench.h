@@ -1,0 +1,163 @@
+/*
+ * ./bench: what the driver (bench) and the per-allocator workers
+ * (bench-glibc, bench-tcmalloc, ...) share: the names of the workloads and
+ * the allocators, the command-line options, and one resolved case.
+ *
+ * The driver parses the user's options, expands their lists into cases, and
+ * runs each case in a worker of its own with every parameter spelled out on
+ * the worker's command line; the worker parses that command line with the
+ * same parser.  So a row can be reproduced by hand from the command the
+ * driver prints for it.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef BENCH_BENCH_H
+#define BENCH_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------ names */
+
+enum workload {
+	WORKLOAD_HELD,
+	WORKLOAD_OVERSIZE,
+	WORKLOAD_LIGHTTPD,
+	WORKLOAD_PARALLEL,
+	WORKLOAD_SORT,
+	WORKLOAD_XTHREAD,
+	WORKLOAD_COUNT
+};
+
+/* The order of the rows in every output. */
+enum allocator {
+	ALLOCATOR_GLIBC,
+	ALLOCATOR_TCMALLOC,
+	ALLOCATOR_JEMALLOC,
+	ALLOCATOR_MIMALLOC,
+	ALLOCATOR_POOL_SINGLE,
+	ALLOCATOR_POOL_LOCKED,
+	ALLOCATOR_POOL_PER_THREAD,
+	ALLOCATOR_STACK, /* sort only: a buffer on the stack (alloca) */
+	ALLOCATOR_FLOOR, /* no allocator: preallocated memory, same bytes */
+	ALLOCATOR_COUNT
+};
+
+extern const char *const workload_names[WORKLOAD_COUNT];
+extern const char *const allocator_names[ALLOCATOR_COUNT];
+
+/* The worker program that serves an allocator, e.g. "bench-glibc". */
+const char *allocator_worker(enum allocator allocator);
+
+/* Whether the allocator takes part in the workload at all (stack is the
+ * sort benchmark's control only). */
+int allocator_applies(enum allocator allocator, enum workload workload);
+
+/* ------------------------------------------------------------ options */
+
+#define LIST_MAX 32
+#define CLIENTS_MAX 256
+
+struct size_list {
+	size_t count;
+	size_t value[LIST_MAX];
+};
+
+enum order_kind {
+	ORDER_LIST,   /* a fixed permutation of the clients, every round */
+	ORDER_RANDOM, /* a fresh seeded permutation every round */
+};
+
+/*
+ * Everything the command line can say.  Zero in a size means "the
+ * workload's default" (see case_resolve()); the lists are the values the
+ * driver sweeps.
+ */
+struct options {
+	unsigned workloads;  /* bit set of enum workload */
+	unsigned allocators; /* bit set of enum allocator; 0: every one */
+	struct size_list threads, n, len;
+	size_t block_size, blocks;
+	size_t clients, buffers, rounds, queue_depth;
+	enum order_kind order_kind;
+	struct size_list order; /* ORDER_LIST: the departure order */
+	int rolling;
+	size_t runs, warmup, repeat;
+	uint64_t seed;
+	double duration;
+	int quick;
+	int help;
+	int csv, json;               /* 1: to stdout instead of the table */
+	const char *csv_file, *json_file; /* or to a file, beside the table */
+	const char *plot_dir;
+};
+
+/* Fills the defaults (those of the original measurements). */
+void options_default(struct options *options);
+
+/*
+ * Parses argv (getopt_long: --flag=value and --flag value).  Returns 0, or
+ * -1 after printing the reason to stderr.
+ */
+int options_parse(struct options *options, int argc, char **argv);
+
+/* Prints --help. */
+void options_usage(const char *program);
+
+/* ------------------------------------------------------------ one case */
+
+/* One workload at one point of its sweep, for one allocator: every
+ * parameter resolved to a number. */
+struct bench_case {
+	enum workload workload;
+	enum allocator allocator;
+	size_t size;        /* request bytes (held, oversize: also 2x size,
+	                       lighttpd, xthread) */
+	size_t block_size;  /* the pool's block size */
+	size_t blocks;      /* the pool's block count */
+	size_t n;           /* held, oversize: N */
+	size_t len;         /* sort: items of 8 bytes */
+	struct size_list lens; /* parallel: item counts, cycled op by op */
+	size_t threads;     /* parallel: threads; xthread: producer/consumer
+	                       pairs */
+	size_t clients, buffers, rounds;
+	enum order_kind order_kind;
+	struct size_list order;
+	int rolling;
+	size_t queue_depth; /* xthread: slots per queue */
+	size_t repeat;      /* fixed-work workloads: repetitions timed */
+	double duration;    /* parallel, xthread: seconds timed */
+	uint64_t seed;
+};
+
+/* The swept value of a case's workload (N, threads, len; 0 for lighttpd)
+ * and the number of points of the sweep. */
+size_t case_points(const struct options *options, enum workload workload);
+size_t case_point_value(const struct options *options,
+                        enum workload workload, size_t point);
+
+/* Resolves one point of a workload's sweep for one allocator. */
+void case_resolve(const struct options *options, enum workload workload,
+                  enum allocator allocator, size_t point,
+                  struct bench_case *out);
+
+/* Why a case cannot run (for example a POOL_SINGLE pool in xthread, where
+ * every block is freed by another thread), or NULL. */
+const char *case_not_applicable(const struct bench_case *c);
+
+/* How a case runs differently for its allocator, or NULL. */
+const char *case_note(const struct bench_case *c);
+
+/* Whether the case's work is fixed (its checksum must then be the same
+ * for every allocator) or timed (parallel, xthread). */
+int case_is_timed(const struct bench_case *c);
+
+/* Writes the worker's command line for a case: "--workload=held ...",
+ * arguments separated by single spaces, none containing a space.  Returns
+ * the length, as snprintf. */
+int case_format_args(const struct bench_case *c, char *buf, size_t size);
+
+/* A short label of the swept value, e.g. "N=500", "T=4", "len=64". */
+void case_label(const struct bench_case *c, char *buf, size_t size);
+
+#endif /* BENCH_BENCH_H */

@@ -1,0 +1,814 @@
+/*
+ * bench: the driver.  Expands the options into cases, runs every
+ * (case, allocator) row in a worker process of its own, run after run with
+ * the allocators interleaved (A B C, B C A, ...), checks what each worker
+ * says about itself, and prints the results.
+ *
+ * The workers are found next to this program (bench-glibc, bench-pool, ...,
+ * see allocator_worker()), so it runs the same in the build tree and in a
+ * VPATH build.  Peak RSS comes from wait4(), per process, so per row.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "config.h"
+
+#include "driver.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gnu/libc-version.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ constants */
+
+/* Allocators configure found; the others' rows say "not built". */
+static const int allocator_built[ALLOCATOR_COUNT] = {
+	[ALLOCATOR_GLIBC] = 1,
+#ifdef HAVE_TCMALLOC
+	[ALLOCATOR_TCMALLOC] = 1,
+#endif
+#ifdef HAVE_JEMALLOC
+	[ALLOCATOR_JEMALLOC] = 1,
+#endif
+#ifdef HAVE_MIMALLOC
+	[ALLOCATOR_MIMALLOC] = 1,
+#endif
+	[ALLOCATOR_POOL_SINGLE] = 1,
+	[ALLOCATOR_POOL_LOCKED] = 1,
+	[ALLOCATOR_POOL_PER_THREAD] = 1,
+	[ALLOCATOR_STACK] = 1,
+	[ALLOCATOR_FLOOR] = 1,
+};
+
+/* A worker that runs longer than this is killed and its row fails. */
+#define WORKER_TIMEOUT_SECONDS 600.0
+
+#define OUTPUT_MAX 8192
+
+/* ------------------------------------------------------------ helpers */
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *xcalloc(size_t count, size_t size)
+{
+	void *p = calloc(count ? count : 1, size);
+	if (p == NULL) {
+		fprintf(stderr, "bench: out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+static int has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static void copy_string(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src);
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The directory of this program, where the workers are. */
+static int program_directory(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	slash = strrchr(buf, '/');
+	if (slash == NULL)
+		return -1;
+	*slash = '\0';
+	return 0;
+}
+
+/* ------------------------------------------------------------ machine */
+
+static void machine_describe(struct run_info *info)
+{
+	struct utsname uts;
+	FILE *cpuinfo;
+	char line[256];
+	time_t t = time(NULL);
+
+	strftime(info->date, sizeof(info->date), "%Y-%m-%dT%H:%M:%SZ",
+	         gmtime(&t));
+	copy_string(info->cpu, sizeof(info->cpu), "unknown");
+	cpuinfo = fopen("/proc/cpuinfo", "r");
+	if (cpuinfo != NULL) {
+		while (fgets(line, sizeof(line), cpuinfo) != NULL) {
+			char *colon = strchr(line, ':');
+			if (colon != NULL && has_prefix(line, "model name")) {
+				colon++;
+				while (*colon == ' ' || *colon == '\t')
+					colon++;
+				colon[strcspn(colon, "\n")] = '\0';
+				copy_string(info->cpu, sizeof(info->cpu),
+				            colon);
+				break;
+			}
+		}
+		fclose(cpuinfo);
+	}
+	info->cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (uname(&uts) == 0)
+		snprintf(info->system, sizeof(info->system), "%s %s %s",
+		         uts.sysname, uts.release, uts.machine);
+	snprintf(info->libc, sizeof(info->libc), "glibc %s",
+	         gnu_get_libc_version());
+#if defined(__clang__)
+	snprintf(info->compiler, sizeof(info->compiler), "clang %s",
+	         __clang_version__);
+#elif defined(__GNUC__)
+	snprintf(info->compiler, sizeof(info->compiler), "gcc %s", __VERSION__);
+#endif
+}
+
+/* The load averages, "1.00 0.50 0.25", or "unknown". */
+static void load_average(char *buf, size_t size)
+{
+	FILE *in = fopen("/proc/loadavg", "r");
+	double one, five, fifteen;
+
+	if (in != NULL && fscanf(in, "%lf %lf %lf", &one, &five, &fifteen) == 3)
+		snprintf(buf, size, "%.2f %.2f %.2f", one, five, fifteen);
+	else
+		snprintf(buf, size, "unknown");
+	if (in != NULL)
+		fclose(in);
+}
+
+/* ------------------------------------------------------------ rows */
+
+static struct row *rows_build(const struct options *o, size_t *count)
+{
+	size_t capacity = 0, n = 0, group = 0, point, w, a;
+	struct row *rows;
+
+	for (w = 0; w < WORKLOAD_COUNT; w++)
+		if (o->workloads & (1u << w))
+			capacity += case_points(o, (enum workload)w) *
+			            ALLOCATOR_COUNT;
+	rows = xcalloc(capacity, sizeof(*rows));
+
+	for (w = 0; w < WORKLOAD_COUNT; w++) {
+		if (!(o->workloads & (1u << w)))
+			continue;
+		for (point = 0; point < case_points(o, (enum workload)w);
+		     point++, group++) {
+			for (a = 0; a < ALLOCATOR_COUNT; a++) {
+				struct row *row = &rows[n];
+				const char *reason;
+				int length;
+
+				if (!(o->allocators & (1u << a)) ||
+				    !allocator_applies((enum allocator)a,
+				                       (enum workload)w))
+					continue;
+				n++;
+				row->group = group;
+				case_resolve(o, (enum workload)w,
+				             (enum allocator)a, point, &row->c);
+				case_label(&row->c, row->label,
+				           sizeof(row->label));
+				row->note = case_note(&row->c);
+				length = snprintf(row->command,
+				                  sizeof(row->command), "%s ",
+				                  allocator_worker(row->c.allocator));
+				case_format_args(&row->c, row->command + length,
+				                 sizeof(row->command) - length);
+				row->ns_per_op =
+				    xcalloc(o->runs, sizeof(*row->ns_per_op));
+				row->ops = xcalloc(o->runs, sizeof(*row->ops));
+				reason = case_not_applicable(&row->c);
+				if (!allocator_built[a]) {
+					row->status = ROW_NOT_BUILT;
+					copy_string(row->message,
+					            sizeof(row->message),
+					            "not built: configure did not "
+					            "find it");
+				} else if (reason != NULL) {
+					row->status = ROW_NOT_APPLICABLE;
+					copy_string(row->message,
+					            sizeof(row->message), reason);
+				}
+			}
+		}
+	}
+	*count = n;
+	return rows;
+}
+
+/* ------------------------------------------------------------ workers */
+
+struct worker_output {
+	char out[OUTPUT_MAX];
+	char err[OUTPUT_MAX];
+	int status;          /* from wait4 */
+	long maxrss_kib;
+	int timed_out;
+};
+
+/* Appends what fd has to buf; returns 0 at end of file. */
+static int drain(int fd, char *buf, size_t size)
+{
+	size_t used = strlen(buf);
+	char scratch[1024];
+	ssize_t n;
+
+	if (used + 1 < size)
+		n = read(fd, buf + used, size - used - 1);
+	else
+		n = read(fd, scratch, sizeof(scratch)); /* discard */
+	if (n > 0 && used + 1 < size)
+		buf[used + (size_t)n] = '\0';
+	if (n < 0 && errno == EINTR)
+		return 1;
+	return n > 0;
+}
+
+/*
+ * Runs path with the row's arguments; collects stdout, stderr, the exit
+ * status and the peak RSS.  Returns 0 when the worker ran to a normal exit
+ * with status 0.
+ */
+static int worker_run(const char *path, const struct row *row,
+                      struct worker_output *w)
+{
+	char args[sizeof(row->command)];
+	char *argv[64];
+	int out_pipe[2], err_pipe[2];
+	size_t argc = 0;
+	char *save = NULL, *arg;
+	struct pollfd fds[2];
+	struct rusage usage;
+	double deadline;
+	pid_t pid;
+
+	memset(w, 0, sizeof(*w));
+	copy_string(args, sizeof(args), row->command);
+	argv[argc++] = (char *)path;
+	strtok_r(args, " ", &save); /* the worker's name */
+	while ((arg = strtok_r(NULL, " ", &save)) != NULL && argc < 63)
+		argv[argc++] = arg;
+	argv[argc] = NULL;
+
+	if (pipe2(out_pipe, O_CLOEXEC) != 0 ||
+	    pipe2(err_pipe, O_CLOEXEC) != 0) {
+		snprintf(w->err, sizeof(w->err), "pipe: %s", strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(w->err, sizeof(w->err), "fork: %s", strerror(errno));
+		close(out_pipe[0]);
+		close(out_pipe[1]);
+		close(err_pipe[0]);
+		close(err_pipe[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(out_pipe[1], STDOUT_FILENO);
+		dup2(err_pipe[1], STDERR_FILENO);
+		/* No allocator may be slipped under a worker. */
+		unsetenv("LD_PRELOAD");
+		execv(path, argv);
+		fprintf(stderr, "cannot run %s: %s\n", path, strerror(errno));
+		_exit(127);
+	}
+	close(out_pipe[1]);
+	close(err_pipe[1]);
+	fds[0].fd = out_pipe[0];
+	fds[1].fd = err_pipe[0];
+	fds[0].events = fds[1].events = POLLIN;
+	deadline = now_seconds() + WORKER_TIMEOUT_SECONDS +
+	           10 * row->c.duration;
+	while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+		double left = deadline - now_seconds();
+		int ready;
+
+		if (left <= 0) {
+			w->timed_out = 1;
+			kill(pid, SIGKILL);
+			break;
+		}
+		ready = poll(fds, 2, (int)(left * 1000) + 1);
+		if (ready < 0 && errno != EINTR)
+			break;
+		if (fds[0].fd >= 0 && fds[0].revents &&
+		    !drain(fds[0].fd, w->out, sizeof(w->out))) {
+			close(fds[0].fd);
+			fds[0].fd = -1;
+		}
+		if (fds[1].fd >= 0 && fds[1].revents &&
+		    !drain(fds[1].fd, w->err, sizeof(w->err))) {
+			close(fds[1].fd);
+			fds[1].fd = -1;
+		}
+	}
+	if (fds[0].fd >= 0)
+		close(fds[0].fd);
+	if (fds[1].fd >= 0)
+		close(fds[1].fd);
+	while (wait4(pid, &w->status, 0, &usage) < 0 && errno == EINTR)
+		;
+	w->maxrss_kib = usage.ru_maxrss;
+	if (w->timed_out)
+		return -1;
+	return WIFEXITED(w->status) && WEXITSTATUS(w->status) == 0 ? 0 : -1;
+}
+
+/* The value of "key=" in a worker's output, copied into buf; "" if none. */
+static const char *output_field(const char *out, const char *key, char *buf,
+                                size_t size)
+{
+	size_t length = strlen(key);
+	const char *line = out;
+
+	buf[0] = '\0';
+	while (line != NULL && *line != '\0') {
+		if (strncmp(line, key, length) == 0 && line[length] == '=') {
+			const char *value = line + length + 1;
+			size_t n = strcspn(value, "\n");
+			if (n >= size)
+				n = size - 1;
+			memcpy(buf, value, n);
+			buf[n] = '\0';
+			return buf;
+		}
+		line = strchr(line, '\n');
+		if (line != NULL)
+			line++;
+	}
+	return buf;
+}
+
+static uint64_t output_number(const char *out, const char *key)
+{
+	char buf[64];
+	return strtoull(output_field(out, key, buf, sizeof(buf)), NULL, 10);
+}
+
+__attribute__((format(printf, 3, 4))) static void
+row_fail(struct row *row, enum row_status status, const char *format, ...)
+{
+	va_list args;
+
+	row->status = status;
+	va_start(args, format);
+	vsnprintf(row->message, sizeof(row->message), format, args);
+	va_end(args);
+}
+
+/* The first line of a worker's complaint, for the row's message. */
+static const char *first_line(char *text)
+{
+	text[strcspn(text, "\n")] = '\0';
+	return text[0] ? text : "no message";
+}
+
+/* Whether the object that served a row is the one its allocator names. */
+static int source_expected(enum allocator allocator, const char *source)
+{
+	switch (allocator) {
+	case ALLOCATOR_GLIBC:
+		return has_prefix(source, "libc.so") ||
+		       has_prefix(source, "libc-");
+	case ALLOCATOR_TCMALLOC:
+		return has_prefix(source, "libtcmalloc");
+	case ALLOCATOR_JEMALLOC:
+		return has_prefix(source, "libjemalloc");
+	case ALLOCATOR_MIMALLOC:
+		return has_prefix(source, "libmimalloc");
+	case ALLOCATOR_POOL_SINGLE:
+	case ALLOCATOR_POOL_LOCKED:
+	case ALLOCATOR_POOL_PER_THREAD:
+		/* A static build holds the pool in the worker itself. */
+		return has_prefix(source, "libshiftpool") ||
+		       strcmp(source, "bench-pool") == 0;
+	default:
+		return strcmp(source, "none") == 0;
+	}
+}
+
+/* Takes one worker's report into its row. */
+static void row_take(struct row *row, struct worker_output *w, int counted)
+{
+	char field[256];
+	uint64_t ops, ns;
+
+	ops = output_number(w->out, "ops");
+	ns = output_number(w->out, "ns");
+	if (ops == 0 || ns == 0) {
+		row_fail(row, ROW_FAILED, "worker reported no work: %s",
+		         first_line(w->err));
+		return;
+	}
+	output_field(w->out, "symbol", row->symbol, sizeof(row->symbol));
+	output_field(w->out, "free_symbol", row->free_symbol,
+	             sizeof(row->free_symbol));
+	output_field(w->out, "fallback_symbol", row->fallback_symbol,
+	             sizeof(row->fallback_symbol));
+	output_field(w->out, "version", row->version, sizeof(row->version));
+	copy_string(row->source, sizeof(row->source),
+	            base_name(output_field(w->out, "source", field,
+	                                   sizeof(field))));
+	copy_string(row->free_source, sizeof(row->free_source),
+	            base_name(output_field(w->out, "free_source", field,
+	                                   sizeof(field))));
+	copy_string(row->fallback_source, sizeof(row->fallback_source),
+	            base_name(output_field(w->out, "fallback_source", field,
+	                                   sizeof(field))));
+	if (output_number(w->out, "optimized") == 0)
+		row->unoptimized = 1;
+
+	if (!source_expected(row->c.allocator, row->source) ||
+	    strcmp(row->source, row->free_source) != 0) {
+		row_fail(row, ROW_WRONG_SOURCE,
+		         "%s came from %s and %s from %s, not from %s",
+		         row->symbol, row->source, row->free_symbol,
+		         row->free_source, allocator_names[row->c.allocator]);
+		return;
+	}
+#ifndef BENCH_SANITIZED
+	if (strcmp(row->fallback_source, "none") != 0 &&
+	    !source_expected(ALLOCATOR_GLIBC, row->fallback_source)) {
+		row_fail(row, ROW_WRONG_SOURCE,
+		         "the pool's fallback %s came from %s, not from glibc",
+		         row->fallback_symbol, row->fallback_source);
+		return;
+	}
+#endif
+	if (!counted)
+		return;
+	row->ns_per_op[row->runs] = (double)ns / (double)ops;
+	row->ops[row->runs] = ops;
+	if (row->runs == 0)
+		row->checksum = output_number(w->out, "checksum");
+	else if (!case_is_timed(&row->c) &&
+	         row->checksum != output_number(w->out, "checksum"))
+		row->checksum_differs = 1;
+	row->pool_allocs = output_number(w->out, "pool_allocs");
+	row->fallback_allocs = output_number(w->out, "fallback_allocs");
+	if (w->maxrss_kib > row->peak_rss_kib)
+		row->peak_rss_kib = w->maxrss_kib;
+	row->runs++;
+}
+
+/* ------------------------------------------------------------ progress */
+
+struct progress {
+	size_t done, total;
+	double start;
+	int tty;
+};
+
+static void progress_show(struct progress *p, size_t run,
+                          const struct options *o, const struct row *row)
+{
+	double elapsed = now_seconds() - p->start;
+	double left = p->done ? elapsed / (double)p->done *
+	                            (double)(p->total - p->done)
+	                      : 0;
+	int is_warmup = run < o->warmup;
+
+	if (p->tty)
+		fprintf(stderr,
+		        "\r\033[Kbench: %s %zu/%zu  %-8s %-14s %-15s  "
+		        "%zu/%zu  %.0fs, ~%.0fs left",
+		        is_warmup ? "warm-up" : "run",
+		        is_warmup ? run + 1 : run - o->warmup + 1,
+		        is_warmup ? o->warmup : o->runs,
+		        workload_names[row->c.workload], row->label,
+		        allocator_names[row->c.allocator], p->done, p->total,
+		        elapsed, left);
+	else
+		fprintf(stderr, "bench: %s %zu/%zu: %s %s (%zu/%zu, %.0fs, "
+		                "~%.0fs left)\n",
+		        is_warmup ? "warm-up" : "run",
+		        is_warmup ? run + 1 : run - o->warmup + 1,
+		        is_warmup ? o->warmup : o->runs,
+		        workload_names[row->c.workload], row->label, p->done,
+		        p->total, elapsed, left);
+}
+
+/* ------------------------------------------------------------ measure */
+
+/*
+ * Every run visits every case, and within a case every allocator, starting
+ * one further along each run, so that no allocator always runs first after
+ * another workload or always follows the same neighbour.
+ */
+static void measure(const struct options *o, const char *directory,
+                    struct row *rows, size_t count)
+{
+	const size_t total_runs = o->warmup + o->runs;
+	struct progress progress;
+	struct worker_output *w = xcalloc(1, sizeof(*w));
+	char path[PATH_MAX];
+	size_t run, first, last, i, k, active = 0;
+
+	for (i = 0; i < count; i++)
+		if (rows[i].status == ROW_OK)
+			active++;
+	memset(&progress, 0, sizeof(progress));
+	progress.total = active * total_runs;
+	progress.start = now_seconds();
+	progress.tty = isatty(STDERR_FILENO);
+
+	for (run = 0; run < total_runs; run++) {
+		for (first = 0; first < count; first = last) {
+			size_t size;
+			for (last = first;
+			     last < count && rows[last].group == rows[first].group;
+			     last++)
+				;
+			size = last - first;
+			if (!progress.tty)
+				progress_show(&progress, run, o, &rows[first]);
+			for (k = 0; k < size; k++) {
+				struct row *row = &rows[first + (k + run) % size];
+				if (row->status != ROW_OK)
+					continue;
+				if (progress.tty)
+					progress_show(&progress, run, o, row);
+				if ((size_t)snprintf(path, sizeof(path), "%s/%s",
+				                     directory,
+				                     allocator_worker(
+				                         row->c.allocator)) >=
+				        sizeof(path) ||
+				    access(path, X_OK) != 0) {
+					row_fail(row, ROW_FAILED,
+					         "worker %s is missing",
+					         allocator_worker(row->c.allocator));
+				} else if (worker_run(path, row, w) != 0) {
+					if (w->timed_out)
+						row_fail(row, ROW_FAILED,
+						         "failed: timed out");
+					else if (WIFSIGNALED(w->status))
+						row_fail(row, ROW_FAILED,
+						         "failed: killed by signal "
+						         "%d: %s",
+						         WTERMSIG(w->status),
+						         first_line(w->err));
+					else
+						row_fail(row, ROW_FAILED,
+						         "failed: %s",
+						         first_line(w->err));
+				} else {
+					row_take(row, w, run >= o->warmup);
+				}
+				progress.done++;
+			}
+		}
+	}
+	if (progress.tty)
+		fprintf(stderr, "\r\033[K");
+	fprintf(stderr, "bench: %zu worker runs in %.1f s\n", progress.done,
+	        now_seconds() - progress.start);
+	free(w);
+}
+
+/* ------------------------------------------------------------ derive */
+
+static const struct row *group_row(const struct row *rows, size_t count,
+                                   size_t group, enum allocator allocator)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		if (rows[i].group == group && rows[i].c.allocator == allocator &&
+		    rows[i].status == ROW_OK)
+			return &rows[i];
+	return NULL;
+}
+
+static void derive(struct row *rows, size_t count)
+{
+	double sorted[64];
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		struct row *row = &rows[i];
+		size_t n = row->runs;
+		double *values = n <= 64 ? sorted : xcalloc(n, sizeof(double));
+
+		if (row->status != ROW_OK)
+			continue;
+		if (n == 0) {
+			row_fail(row, ROW_FAILED, "no counted run");
+			continue;
+		}
+		memcpy(values, row->ns_per_op, n * sizeof(double));
+		qsort(values, n, sizeof(double), compare_doubles);
+		row->min = values[0];
+		row->max = values[n - 1];
+		row->median = n % 2 ? values[n / 2]
+		                    : (values[n / 2 - 1] + values[n / 2]) / 2;
+		if (values != sorted)
+			free(values);
+		if (row->checksum_differs)
+			row_fail(row, ROW_FAILED,
+			         "checksum differs between runs");
+	}
+
+	/* Fixed work gives every allocator of a case the same checksum:
+	 * glibc's, else the first row's, is the reference. */
+	for (i = 0; i < count; i++) {
+		struct row *row = &rows[i];
+		const struct row *reference =
+		    group_row(rows, count, row->group, ALLOCATOR_GLIBC);
+		size_t j;
+
+		if (row->status != ROW_OK || case_is_timed(&row->c))
+			continue;
+		for (j = 0; reference == NULL && j < count; j++)
+			if (rows[j].group == row->group &&
+			    rows[j].status == ROW_OK)
+				reference = &rows[j];
+		if (reference != NULL && reference->checksum != row->checksum)
+			row_fail(row, ROW_FAILED, "checksum %llu, %s's is %llu",
+			         (unsigned long long)row->checksum,
+			         allocator_names[reference->c.allocator],
+			         (unsigned long long)reference->checksum);
+	}
+
+	for (i = 0; i < count; i++) {
+		struct row *row = &rows[i];
+		const struct row *glibc, *tcmalloc, *floor_row;
+
+		if (row->status != ROW_OK)
+			continue;
+		glibc = group_row(rows, count, row->group, ALLOCATOR_GLIBC);
+		tcmalloc = group_row(rows, count, row->group, ALLOCATOR_TCMALLOC);
+		floor_row = group_row(rows, count, row->group, ALLOCATOR_FLOOR);
+		row->vs_glibc = glibc ? row->median / glibc->median : 0;
+		row->vs_tcmalloc = tcmalloc ? row->median / tcmalloc->median : 0;
+		row->vs_floor = floor_row ? row->median / floor_row->median : 0;
+	}
+}
+
+/* ------------------------------------------------------------ output */
+
+static char *command_line(int argc, char **argv)
+{
+	size_t size = 16, i;
+	char *line;
+
+	for (i = 1; i < (size_t)argc; i++)
+		size += strlen(argv[i]) + 3;
+	line = xcalloc(size, 1);
+	strcpy(line, "bench");
+	for (i = 1; i < (size_t)argc; i++) {
+		strcat(line, " ");
+		if (strchr(argv[i], ' ') != NULL) {
+			strcat(line, "'");
+			strcat(line, argv[i]);
+			strcat(line, "'");
+		} else {
+			strcat(line, argv[i]);
+		}
+	}
+	return line;
+}
+
+static int write_file(const char *path, const struct run_info *info,
+                      const struct row *rows, size_t count,
+                      void (*report)(FILE *, const struct run_info *,
+                                     const struct row *, size_t))
+{
+	FILE *out = fopen(path, "w");
+
+	if (out == NULL) {
+		fprintf(stderr, "bench: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	report(out, info, rows, count);
+	if (fclose(out) != 0) {
+		fprintf(stderr, "bench: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	fprintf(stderr, "bench: wrote %s\n", path);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options options;
+	struct run_info info;
+	struct row *rows;
+	size_t count, i;
+	char directory[PATH_MAX];
+	double start;
+	int status = 0;
+
+	if (options_parse(&options, argc, argv) != 0) {
+		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+		return 2;
+	}
+	if (options.help) {
+		options_usage(argv[0]);
+		return 0;
+	}
+	if (options.allocators == 0)
+		options.allocators = (1u << ALLOCATOR_COUNT) - 1;
+	if (program_directory(directory, sizeof(directory)) != 0) {
+		fprintf(stderr, "bench: cannot find my own directory\n");
+		return 2;
+	}
+	if (getenv("LD_PRELOAD") != NULL)
+		fprintf(stderr, "bench: LD_PRELOAD is set; the workers run "
+		                "without it\n");
+
+	memset(&info, 0, sizeof(info));
+	info.options = &options;
+	info.command = command_line(argc, argv);
+	machine_describe(&info);
+
+	rows = rows_build(&options, &count);
+	if (count == 0) {
+		fprintf(stderr, "bench: nothing to run: stack is a control of "
+		                "the sort workload only\n");
+		free(rows);
+		return 2;
+	}
+	load_average(info.load_before, sizeof(info.load_before));
+	start = now_seconds();
+	measure(&options, directory, rows, count);
+	info.seconds = now_seconds() - start;
+	load_average(info.load_after, sizeof(info.load_after));
+	derive(rows, count);
+	for (i = 0; i < count; i++) {
+		if (rows[i].status == ROW_FAILED ||
+		    rows[i].status == ROW_WRONG_SOURCE)
+			info.failed++;
+		if (rows[i].unoptimized)
+			info.unoptimized = 1;
+	}
+
+	if (options.csv)
+		report_csv(stdout, &info, rows, count);
+	else if (options.json)
+		report_json(stdout, &info, rows, count);
+	else
+		report_table(stdout, &info, rows, count);
+	fflush(stdout);
+	if (options.csv_file != NULL &&
+	    write_file(options.csv_file, &info, rows, count, report_csv) != 0)
+		status = 2;
+	if (options.json_file != NULL &&
+	    write_file(options.json_file, &info, rows, count, report_json) != 0)
+		status = 2;
+	if (options.plot_dir != NULL &&
+	    plot_all(options.plot_dir, &info, rows, count) != 0)
+		status = 2;
+	if (info.failed) {
+		fprintf(stderr, "bench: %d row%s failed or ran the wrong "
+		                "allocator (see the table)\n",
+		        info.failed, info.failed == 1 ? "" : "s");
+		status = 1;
+	}
+
+	for (i = 0; i < count; i++) {
+		free(rows[i].ns_per_op);
+		free(rows[i].ops);
+	}
+	free(rows);
+	free((char *)info.command);
+	return status;
+}

@@ -1,0 +1,89 @@
+/*
+ * The driver's rows and their reports: driver.c measures, report.c prints
+ * the table, CSV and JSON, plot.c draws the charts.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef BENCH_DRIVER_H
+#define BENCH_DRIVER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bench.h"
+
+enum row_status {
+	ROW_OK,
+	ROW_NOT_BUILT,      /* configure did not find the allocator */
+	ROW_NOT_APPLICABLE, /* e.g. POOL_SINGLE in xthread */
+	ROW_FAILED,         /* a run failed, or its checksum is wrong */
+	ROW_WRONG_SOURCE,   /* not served by the library it names */
+};
+
+/*
+ * One allocator on one case: its counted runs and what was derived from
+ * them.  Rows of one case (one workload at one point of its sweep) are
+ * adjacent and share a group number.
+ */
+struct row {
+	struct bench_case c;
+	size_t group;
+	char label[48];          /* the swept value, e.g. "N=500" */
+	const char *note;        /* how this row runs differently, or NULL */
+	char command[640];       /* the worker's command line, by name */
+	enum row_status status;
+	char message[512];       /* why not OK */
+
+	size_t runs;             /* counted runs so far */
+	double *ns_per_op;       /* per counted run */
+	uint64_t *ops;           /* per counted run */
+	uint64_t checksum;       /* of the first counted run */
+	int checksum_differs;    /* between the runs of a fixed-work row */
+	long peak_rss_kib;       /* the largest of the counted runs */
+	uint64_t pool_allocs, fallback_allocs; /* of the last counted run */
+	int unoptimized;         /* the worker was built without -O */
+
+	char symbol[32], source[128];
+	char free_symbol[32], free_source[128];
+	char fallback_symbol[32], fallback_source[128];
+	char version[128];
+
+	/* Derived once all runs are in. */
+	double median, min, max;                 /* ns per operation */
+	double vs_glibc, vs_tcmalloc, vs_floor;  /* median ratios; 0: none */
+};
+
+/* What was run, where: printed with every output so that a run can be
+ * repeated from its own output. */
+struct run_info {
+	const struct options *options;
+	const char *command;     /* the driver's own command line */
+	char date[32];           /* UTC, ISO 8601 */
+	char cpu[128];
+	long cpus;
+	char system[256];        /* kernel */
+	char libc[32];
+	char compiler[96];
+	char load_before[64], load_after[64]; /* /proc/loadavg: 1, 5, 15 min */
+	double seconds;          /* wall time of the whole measurement */
+	int failed;              /* rows failed or wrongly sourced */
+	int unoptimized;
+};
+
+/* report.c */
+void report_table(FILE *out, const struct run_info *info,
+                  const struct row *rows, size_t count);
+void report_csv(FILE *out, const struct run_info *info,
+                const struct row *rows, size_t count);
+void report_json(FILE *out, const struct run_info *info,
+                 const struct row *rows, size_t count);
+const char *row_status_name(enum row_status status);
+/* The parameters of a row's workload, in words, e.g. "pool 1024 x 1024 B". */
+void row_describe(const struct row *row, char *buf, size_t size);
+
+/* plot.c: PNG charts into dir with gnuplot.  Returns 0, or -1 after
+ * printing the reason. */
+int plot_all(const char *dir, const struct run_info *info,
+             const struct row *rows, size_t count);
+
+#endif /* BENCH_DRIVER_H */

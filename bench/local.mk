@@ -1,0 +1,99 @@
+# ./bench: the driver, bench/bench, and one worker program per allocator,
+# each linked with that allocator only (see bench/peer.h).  The driver finds
+# the workers next to itself.
+#
+#   make bench                      build, then run the default comparison
+#   make bench BENCH_FLAGS='--quick --workload=held'
+#   bench/bench --help
+
+BENCH_COMMON_SOURCES = bench/bench.h bench/options.c
+BENCH_WORKER_SOURCES = $(BENCH_COMMON_SOURCES) bench/peer.h bench/peer.c \
+	bench/workload.h bench/workloads.c bench/worker.c
+
+# The workers of other allocators are built without sanitizers: a sanitizer
+# interposes malloc and would serve the rows in their place.
+BENCH_PEER_COMPILE_FLAGS = $(WARN_CFLAGS)
+BENCH_PEER_LINK_FLAGS =
+
+if SANITIZED
+BENCH_SANITIZED_CPPFLAGS = -DBENCH_SANITIZED
+else
+BENCH_SANITIZED_CPPFLAGS =
+endif
+
+BENCH_WORKERS = bench/bench-glibc$(EXEEXT) bench/bench-floor$(EXEEXT) \
+	bench/bench-pool$(EXEEXT)
+noinst_PROGRAMS += bench/bench bench/bench-glibc bench/bench-floor \
+	bench/bench-pool
+
+bench_bench_SOURCES = $(BENCH_COMMON_SOURCES) bench/driver.h \
+	bench/driver.c bench/report.c bench/plot.c
+bench_bench_CPPFLAGS = $(AM_CPPFLAGS) $(BENCH_SANITIZED_CPPFLAGS) \
+	-DBENCH_GNUPLOT='"$(GNUPLOT)"'
+EXTRA_bench_bench_DEPENDENCIES = $(BENCH_WORKERS)
+
+bench_bench_glibc_SOURCES = $(BENCH_WORKER_SOURCES)
+bench_bench_glibc_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_PEER_GLIBC
+bench_bench_glibc_CFLAGS = $(BENCH_PEER_COMPILE_FLAGS)
+bench_bench_glibc_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
+
+bench_bench_floor_SOURCES = $(BENCH_WORKER_SOURCES)
+bench_bench_floor_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_PEER_FLOOR
+bench_bench_floor_CFLAGS = $(BENCH_PEER_COMPILE_FLAGS)
+bench_bench_floor_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
+
+# -no-install: a real program, not libtool's wrapper script, so that the
+# driver runs (and measures the memory of) the worker itself.
+bench_bench_pool_SOURCES = $(BENCH_WORKER_SOURCES)
+bench_bench_pool_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_PEER_POOL
+bench_bench_pool_LDFLAGS = $(AM_LDFLAGS) -no-install
+bench_bench_pool_LDADD = src/libshiftpool.la
+
+if HAVE_TCMALLOC
+noinst_PROGRAMS += bench/bench-tcmalloc
+BENCH_WORKERS += bench/bench-tcmalloc$(EXEEXT)
+endif
+bench_bench_tcmalloc_SOURCES = $(BENCH_WORKER_SOURCES)
+bench_bench_tcmalloc_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_PEER_TCMALLOC
+bench_bench_tcmalloc_CFLAGS = $(BENCH_PEER_COMPILE_FLAGS)
+bench_bench_tcmalloc_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
+bench_bench_tcmalloc_LDADD = $(TCMALLOC_LIBS)
+
+if HAVE_JEMALLOC
+noinst_PROGRAMS += bench/bench-jemalloc
+BENCH_WORKERS += bench/bench-jemalloc$(EXEEXT)
+endif
+bench_bench_jemalloc_SOURCES = $(BENCH_WORKER_SOURCES)
+bench_bench_jemalloc_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_PEER_JEMALLOC
+bench_bench_jemalloc_CFLAGS = $(BENCH_PEER_COMPILE_FLAGS)
+bench_bench_jemalloc_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
+bench_bench_jemalloc_LDADD = $(JEMALLOC_LIBS)
+
+if HAVE_MIMALLOC
+noinst_PROGRAMS += bench/bench-mimalloc
+BENCH_WORKERS += bench/bench-mimalloc$(EXEEXT)
+endif
+bench_bench_mimalloc_SOURCES = $(BENCH_WORKER_SOURCES)
+bench_bench_mimalloc_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_PEER_MIMALLOC
+bench_bench_mimalloc_CFLAGS = $(BENCH_PEER_COMPILE_FLAGS)
+bench_bench_mimalloc_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
+bench_bench_mimalloc_LDADD = $(MIMALLOC_LIBS)
+
+# The smoke test: a seconds-long run of every allocator that fails when a
+# row fails or is served by another library than the one it names.
+TESTS += bench/smoke.sh
+dist_noinst_SCRIPTS += bench/smoke.sh
+EXTRA_DIST += bench/README.md
+
+# The published results of a default run (see bench/README.md).
+EXTRA_DIST += bench/results/table.txt bench/results/bench.csv \
+	bench/results/bench.json bench/results/held.png \
+	bench/results/oversize.png bench/results/lighttpd.png \
+	bench/results/parallel.png bench/results/parallel-threads.png \
+	bench/results/sort.png bench/results/xthread.png \
+	bench/results/xthread-threads.png
+
+# A directory is named bench too, hence .PHONY.
+.PHONY: bench
+bench: bench/bench$(EXEEXT)
+	bench/bench$(EXEEXT) $(BENCH_FLAGS)

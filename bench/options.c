@@ -1,0 +1,769 @@
+/*
+ * The command line of ./bench and of its workers, and the resolution of one
+ * case's parameters from it.  The defaults are the figures of the published
+ * measurements these workloads reproduce (see README.md).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "config.h"
+
+#include "bench.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ constants */
+
+const char *const workload_names[WORKLOAD_COUNT] = {
+	"held", "oversize", "lighttpd", "parallel", "sort", "xthread",
+};
+
+const char *const allocator_names[ALLOCATOR_COUNT] = {
+	"glibc",     "tcmalloc",    "jemalloc",        "mimalloc", "pool-single",
+	"pool-locked", "pool-per-thread", "stack", "floor",
+};
+
+/* The departure order of the ten lighttpd clients of the original
+ * measurement. */
+static const size_t seed_order[] = {3, 0, 5, 1, 6, 2, 4, 9, 8, 7};
+#define SEED_CLIENTS (sizeof(seed_order) / sizeof(seed_order[0]))
+
+/* Fixed-work cases repeat their work until about this many allocations are
+ * timed (at least MIN_REPEAT times); sort until about SORT_TARGET_ITEMS
+ * items are sorted, at least SORT_MIN_OPS times.  --quick divides the
+ * targets by QUICK_DIVISOR. */
+#define TARGET_ALLOCS ((size_t)1 << 17)
+#define MIN_REPEAT 2
+#define SORT_TARGET_ITEMS ((size_t)1 << 17)
+#define SORT_MIN_OPS 256
+#define QUICK_DIVISOR 64
+
+/* Pools of the workloads whose original names no pool: big enough that no
+ * request falls back (the fallback column shows it). */
+#define DEFAULT_BLOCKS 1024
+
+enum option_id {
+	OPT_WORKLOAD = 256,
+	OPT_ALLOCATOR,
+	OPT_THREADS,
+	OPT_BLOCK_SIZE,
+	OPT_BLOCKS,
+	OPT_N,
+	OPT_LEN,
+	OPT_CLIENTS,
+	OPT_BUFFERS,
+	OPT_ROUNDS,
+	OPT_ORDER,
+	OPT_ROLLING,
+	OPT_QUEUE_DEPTH,
+	OPT_RUNS,
+	OPT_WARMUP,
+	OPT_REPEAT,
+	OPT_SEED,
+	OPT_DURATION,
+	OPT_QUICK,
+	OPT_CSV,
+	OPT_JSON,
+	OPT_PLOT,
+	OPT_HELP,
+};
+
+static const struct option long_options[] = {
+	{"workload", required_argument, NULL, OPT_WORKLOAD},
+	{"allocator", required_argument, NULL, OPT_ALLOCATOR},
+	{"threads", required_argument, NULL, OPT_THREADS},
+	{"block-size", required_argument, NULL, OPT_BLOCK_SIZE},
+	{"blocks", required_argument, NULL, OPT_BLOCKS},
+	{"n", required_argument, NULL, OPT_N},
+	{"len", required_argument, NULL, OPT_LEN},
+	{"clients", required_argument, NULL, OPT_CLIENTS},
+	{"buffers", required_argument, NULL, OPT_BUFFERS},
+	{"rounds", required_argument, NULL, OPT_ROUNDS},
+	{"order", required_argument, NULL, OPT_ORDER},
+	{"rolling", no_argument, NULL, OPT_ROLLING},
+	{"queue-depth", required_argument, NULL, OPT_QUEUE_DEPTH},
+	{"runs", required_argument, NULL, OPT_RUNS},
+	{"warmup", required_argument, NULL, OPT_WARMUP},
+	{"repeat", required_argument, NULL, OPT_REPEAT},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"duration", required_argument, NULL, OPT_DURATION},
+	{"quick", no_argument, NULL, OPT_QUICK},
+	{"csv", optional_argument, NULL, OPT_CSV},
+	{"json", optional_argument, NULL, OPT_JSON},
+	{"plot", required_argument, NULL, OPT_PLOT},
+	{"help", no_argument, NULL, OPT_HELP},
+	{NULL, 0, NULL, 0},
+};
+
+/* ------------------------------------------------------------ helpers */
+
+const char *allocator_worker(enum allocator allocator)
+{
+	switch (allocator) {
+	case ALLOCATOR_GLIBC:
+		return "bench-glibc";
+	case ALLOCATOR_TCMALLOC:
+		return "bench-tcmalloc";
+	case ALLOCATOR_JEMALLOC:
+		return "bench-jemalloc";
+	case ALLOCATOR_MIMALLOC:
+		return "bench-mimalloc";
+	case ALLOCATOR_POOL_SINGLE:
+	case ALLOCATOR_POOL_LOCKED:
+	case ALLOCATOR_POOL_PER_THREAD:
+		return "bench-pool";
+	default:
+		return "bench-floor";
+	}
+}
+
+int allocator_applies(enum allocator allocator, enum workload workload)
+{
+	return allocator != ALLOCATOR_STACK || workload == WORKLOAD_SORT;
+}
+
+static int parse_size(const char *text, size_t min, size_t *out)
+{
+	char *end;
+	unsigned long long value;
+
+	if (text[0] == '-' || text[0] == '\0')
+		return -1;
+	errno = 0;
+	value = strtoull(text, &end, 10);
+	if (errno != 0 || *end != '\0' || value < min || value > SIZE_MAX)
+		return -1;
+	*out = (size_t)value;
+	return 0;
+}
+
+static int parse_list(const char *text, size_t min, struct size_list *out)
+{
+	char buf[512];
+	char *item, *save = NULL;
+
+	if (strlen(text) >= sizeof(buf))
+		return -1;
+	strcpy(buf, text);
+	out->count = 0;
+	for (item = strtok_r(buf, ",", &save); item != NULL;
+	     item = strtok_r(NULL, ",", &save)) {
+		if (out->count == LIST_MAX ||
+		    parse_size(item, min, &out->value[out->count]) != 0)
+			return -1;
+		out->count++;
+	}
+	return out->count > 0 ? 0 : -1;
+}
+
+/* A comma list of names from table, or "all", into a bit set. */
+static int parse_names(const char *text, const char *const *table,
+                       size_t count, unsigned *out)
+{
+	char buf[512];
+	char *item, *save = NULL;
+	size_t i;
+
+	if (strlen(text) >= sizeof(buf))
+		return -1;
+	strcpy(buf, text);
+	*out = 0;
+	for (item = strtok_r(buf, ",", &save); item != NULL;
+	     item = strtok_r(NULL, ",", &save)) {
+		if (strcmp(item, "all") == 0) {
+			*out |= (1u << count) - 1;
+			continue;
+		}
+		for (i = 0; i < count; i++)
+			if (strcmp(item, table[i]) == 0)
+				break;
+		if (i == count)
+			return -1;
+		*out |= 1u << i;
+	}
+	return *out != 0 ? 0 : -1;
+}
+
+static void list_set(struct size_list *list, const size_t *values,
+                     size_t count)
+{
+	list->count = count;
+	memcpy(list->value, values, count * sizeof(values[0]));
+}
+
+static size_t list_max(const struct size_list *list)
+{
+	size_t i, max = 0;
+
+	for (i = 0; i < list->count; i++)
+		if (list->value[i] > max)
+			max = list->value[i];
+	return max;
+}
+
+static size_t next_power_of_two(size_t value)
+{
+	size_t power = 16;
+
+	while (power < value)
+		power <<= 1;
+	return power;
+}
+
+static size_t ceil_div(size_t a, size_t b)
+{
+	return (a + b - 1) / b;
+}
+
+static size_t max_size(size_t a, size_t b)
+{
+	return a > b ? a : b;
+}
+
+/* ------------------------------------------------------------ options */
+
+void options_default(struct options *o)
+{
+	static const size_t threads[] = {1, 2, 4};
+	static const size_t n[] = {50, 100, 500, 1024, 10000};
+	static const size_t len[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
+
+	memset(o, 0, sizeof(*o));
+	o->workloads = (1u << WORKLOAD_COUNT) - 1;
+	list_set(&o->threads, threads, 3);
+	list_set(&o->n, n, 5);
+	list_set(&o->len, len, 10);
+	o->clients = 10;
+	o->buffers = 256;
+	o->rounds = 200;
+	o->order_kind = ORDER_LIST; /* order.count 0: see case_resolve() */
+	o->queue_depth = 64;
+	o->runs = 5;
+	o->warmup = 1;
+	o->seed = 1;
+	o->duration = 0.1;
+}
+
+void options_usage(const char *program)
+{
+	printf(
+	    "Usage: %s [OPTION]...\n"
+	    "Runs the allocation workloads of two published measurements (a\n"
+	    "mempool vs tcmalloc comparison, and the allocation case studies)\n"
+	    "against each allocator, every run in a process of its own, and\n"
+	    "prints a table.\n"
+	    "LIST is a comma-separated list.  Defaults in brackets.\n"
+	    "\n"
+	    "What to run:\n"
+	    "  --workload=LIST    held, oversize, lighttpd, parallel, sort, "
+	    "xthread,\n"
+	    "                     or all [all]\n"
+	    "  --allocator=LIST   glibc, tcmalloc, jemalloc, mimalloc, "
+	    "pool-single,\n"
+	    "                     pool-locked, pool-per-thread, stack (sort "
+	    "only),\n"
+	    "                     floor, or all [all that were built]\n"
+	    "\n"
+	    "Workload parameters:\n"
+	    "  --n=LIST           held, oversize: blocks held at once\n"
+	    "                     [50,100,500,1024,10000]\n"
+	    "  --block-size=B     request size of held (oversize: B and 2B), "
+	    "lighttpd\n"
+	    "                     and xthread, and the pool's block size\n"
+	    "                     [1024 held/oversize, 4096 lighttpd/xthread; "
+	    "parallel\n"
+	    "                     and sort: 8 x the largest len, 4096]\n"
+	    "  --blocks=N         the pool's block count [1024 "
+	    "held/oversize/parallel/\n"
+	    "                     sort/xthread; clients x buffers lighttpd]\n"
+	    "  --clients=N        lighttpd: clients connected at once [10]\n"
+	    "  --buffers=N        lighttpd: buffers per client [256]\n"
+	    "  --rounds=N         lighttpd: rounds of all clients connecting and\n"
+	    "                     leaving (with --rolling: clients x N "
+	    "departures) [200]\n"
+	    "  --order=ORDER      lighttpd: departure order, a permutation of\n"
+	    "                     0..clients-1, or random (seeded, new each "
+	    "round)\n"
+	    "                     [3,0,5,1,6,2,4,9,8,7; 0,1,.. for other client "
+	    "counts]\n"
+	    "  --rolling          lighttpd: one client leaves, one arrives, "
+	    "instead of\n"
+	    "                     rounds [off]\n"
+	    "  --len=LIST         parallel: item counts cycled op by op; sort: "
+	    "one row\n"
+	    "                     each [1,2,4,8,16,32,64,128,256,512]\n"
+	    "  --threads=LIST     parallel: threads; xthread: producer/consumer "
+	    "pairs\n"
+	    "                     [1,2,4]\n"
+	    "  --queue-depth=N    xthread: slots of each bounded queue [64]\n"
+	    "\n"
+	    "Measurement:\n"
+	    "  --runs=N           counted runs per row, interleaved across "
+	    "allocators [5]\n"
+	    "  --warmup=N         uncounted runs before them [1]\n"
+	    "  --repeat=N         held/oversize/sort: repetitions timed per run\n"
+	    "                     [auto: about 2^17 allocations, at least 2; "
+	    "sort:\n"
+	    "                     2^17 items, at least 256 sorts]\n"
+	    "  --duration=SEC     parallel, xthread: seconds timed per run [0.1]\n"
+	    "  --seed=N           random seed of inputs and orders [1]\n"
+	    "  --quick            a seconds-long smoke run: --runs=2 --warmup=0\n"
+	    "                     --n=50,2000 --len=1,512 --threads=1,2 "
+	    "--rounds=2\n"
+	    "                     --duration=0.01, repeats / 64 (not a "
+	    "measurement)\n"
+	    "\n"
+	    "Output:\n"
+	    "  --csv[=FILE]       CSV, to stdout instead of the table, or to "
+	    "FILE\n"
+	    "  --json[=FILE]      JSON, to stdout instead of the table, or to "
+	    "FILE\n"
+	    "  --plot=DIR         PNG charts (gnuplot) into DIR\n"
+	    "  --help             this text\n"
+	    "\n"
+	    "Progress goes to stderr.  The exit status is 1 when a row failed "
+	    "or an\n"
+	    "allocator was not served by the library it names.\n",
+	    program);
+}
+
+/* Options the user gave, so that --quick changes only the others. */
+#define GIVEN(id) (1ull << ((id) - OPT_WORKLOAD))
+
+static void options_apply_quick(struct options *o, unsigned long long given)
+{
+	static const size_t n[] = {50, 2000};
+	static const size_t len[] = {1, 512};
+	static const size_t threads[] = {1, 2};
+
+	if (!(given & GIVEN(OPT_RUNS)))
+		o->runs = 2;
+	if (!(given & GIVEN(OPT_WARMUP)))
+		o->warmup = 0;
+	if (!(given & GIVEN(OPT_N)))
+		list_set(&o->n, n, 2);
+	if (!(given & GIVEN(OPT_LEN)))
+		list_set(&o->len, len, 2);
+	if (!(given & GIVEN(OPT_THREADS)))
+		list_set(&o->threads, threads, 2);
+	if (!(given & GIVEN(OPT_ROUNDS)))
+		o->rounds = 2;
+	if (!(given & GIVEN(OPT_DURATION)))
+		o->duration = 0.01;
+}
+
+int options_parse(struct options *o, int argc, char **argv)
+{
+	unsigned long long given = 0;
+	const char *bad = NULL;
+	int id;
+
+	options_default(o);
+	optind = 1;
+	opterr = 1;
+	while ((id = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
+		if (id == '?' || id == ':')
+			return -1;
+		given |= GIVEN(id);
+		switch (id) {
+		case OPT_WORKLOAD:
+			if (parse_names(optarg, workload_names, WORKLOAD_COUNT,
+			                &o->workloads) != 0)
+				bad = "--workload";
+			break;
+		case OPT_ALLOCATOR:
+			if (parse_names(optarg, allocator_names, ALLOCATOR_COUNT,
+			                &o->allocators) != 0)
+				bad = "--allocator";
+			break;
+		case OPT_THREADS:
+			if (parse_list(optarg, 1, &o->threads) != 0)
+				bad = "--threads";
+			break;
+		case OPT_BLOCK_SIZE:
+			if (parse_size(optarg, 16, &o->block_size) != 0 ||
+			    o->block_size > ((size_t)1 << 30))
+				bad = "--block-size (16 to 2^30)";
+			break;
+		case OPT_BLOCKS:
+			if (parse_size(optarg, 1, &o->blocks) != 0)
+				bad = "--blocks";
+			break;
+		case OPT_N:
+			if (parse_list(optarg, 1, &o->n) != 0)
+				bad = "--n";
+			break;
+		case OPT_LEN:
+			if (parse_list(optarg, 1, &o->len) != 0)
+				bad = "--len";
+			break;
+		case OPT_CLIENTS:
+			if (parse_size(optarg, 1, &o->clients) != 0 ||
+			    o->clients > CLIENTS_MAX)
+				bad = "--clients (1 to 256)";
+			break;
+		case OPT_BUFFERS:
+			if (parse_size(optarg, 1, &o->buffers) != 0)
+				bad = "--buffers";
+			break;
+		case OPT_ROUNDS:
+			if (parse_size(optarg, 1, &o->rounds) != 0)
+				bad = "--rounds";
+			break;
+		case OPT_ORDER:
+			if (strcmp(optarg, "random") == 0) {
+				o->order_kind = ORDER_RANDOM;
+			} else {
+				o->order_kind = ORDER_LIST;
+				if (parse_list(optarg, 0, &o->order) != 0)
+					bad = "--order";
+			}
+			break;
+		case OPT_ROLLING:
+			o->rolling = 1;
+			break;
+		case OPT_QUEUE_DEPTH:
+			if (parse_size(optarg, 1, &o->queue_depth) != 0)
+				bad = "--queue-depth";
+			break;
+		case OPT_RUNS:
+			if (parse_size(optarg, 1, &o->runs) != 0)
+				bad = "--runs";
+			break;
+		case OPT_WARMUP:
+			if (parse_size(optarg, 0, &o->warmup) != 0)
+				bad = "--warmup";
+			break;
+		case OPT_REPEAT:
+			if (parse_size(optarg, 1, &o->repeat) != 0)
+				bad = "--repeat";
+			break;
+		case OPT_SEED: {
+			char *end;
+			errno = 0;
+			o->seed = strtoull(optarg, &end, 0);
+			if (errno != 0 || *end != '\0' || optarg[0] == '-')
+				bad = "--seed";
+			break;
+		}
+		case OPT_DURATION: {
+			char *end;
+			o->duration = strtod(optarg, &end);
+			if (*end != '\0' || !(o->duration > 0) ||
+			    o->duration > 3600)
+				bad = "--duration (seconds, above 0)";
+			break;
+		}
+		case OPT_QUICK:
+			o->quick = 1;
+			break;
+		case OPT_CSV:
+			if (optarg != NULL)
+				o->csv_file = optarg;
+			else
+				o->csv = 1;
+			break;
+		case OPT_JSON:
+			if (optarg != NULL)
+				o->json_file = optarg;
+			else
+				o->json = 1;
+			break;
+		case OPT_PLOT:
+			o->plot_dir = optarg;
+			break;
+		case OPT_HELP:
+			o->help = 1;
+			break;
+		}
+		if (bad != NULL) {
+			fprintf(stderr, "%s: invalid %s: '%s'\n", argv[0], bad,
+			        optarg);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n",
+		        argv[0], argv[optind]);
+		return -1;
+	}
+	if (o->csv && o->json) {
+		fprintf(stderr, "%s: --csv and --json cannot both take stdout; "
+		                "give one a FILE\n",
+		        argv[0]);
+		return -1;
+	}
+	if (o->order_kind == ORDER_LIST && o->order.count > 0) {
+		unsigned char seen[CLIENTS_MAX] = {0};
+		size_t i;
+		int ok = o->order.count == o->clients;
+
+		for (i = 0; ok && i < o->order.count; i++) {
+			ok = o->order.value[i] < o->clients &&
+			     !seen[o->order.value[i]];
+			if (ok)
+				seen[o->order.value[i]] = 1;
+		}
+		if (!ok) {
+			fprintf(stderr, "%s: --order must be a permutation of "
+			                "0..%zu (--clients - 1), or random\n",
+			        argv[0], o->clients - 1);
+			return -1;
+		}
+	}
+	if (o->quick)
+		options_apply_quick(o, given);
+	return 0;
+}
+
+/* ------------------------------------------------------------ cases */
+
+size_t case_points(const struct options *o, enum workload workload)
+{
+	switch (workload) {
+	case WORKLOAD_HELD:
+	case WORKLOAD_OVERSIZE:
+		return o->n.count;
+	case WORKLOAD_PARALLEL:
+	case WORKLOAD_XTHREAD:
+		return o->threads.count;
+	case WORKLOAD_SORT:
+		return o->len.count;
+	default:
+		return 1;
+	}
+}
+
+size_t case_point_value(const struct options *o, enum workload workload,
+                        size_t point)
+{
+	switch (workload) {
+	case WORKLOAD_HELD:
+	case WORKLOAD_OVERSIZE:
+		return o->n.value[point];
+	case WORKLOAD_PARALLEL:
+	case WORKLOAD_XTHREAD:
+		return o->threads.value[point];
+	case WORKLOAD_SORT:
+		return o->len.value[point];
+	default:
+		return 0;
+	}
+}
+
+const char *case_not_applicable(const struct bench_case *c)
+{
+	if (c->workload == WORKLOAD_XTHREAD &&
+	    c->allocator == ALLOCATOR_POOL_SINGLE)
+		return "n/a: a POOL_SINGLE pool takes no frees from other threads";
+	if (!allocator_applies(c->allocator, c->workload))
+		return "n/a: the stack buffer is a control of sort only";
+	return NULL;
+}
+
+const char *case_note(const struct bench_case *c)
+{
+	if (c->allocator == ALLOCATOR_POOL_SINGLE &&
+	    c->workload == WORKLOAD_PARALLEL && c->threads > 1)
+		return "one POOL_SINGLE pool per thread";
+	if (c->allocator == ALLOCATOR_FLOOR && c->workload == WORKLOAD_SORT)
+		return "caller-provided buffer";
+	if (c->allocator == ALLOCATOR_STACK)
+		return "alloca";
+	return NULL;
+}
+
+int case_is_timed(const struct bench_case *c)
+{
+	return c->workload == WORKLOAD_PARALLEL ||
+	       c->workload == WORKLOAD_XTHREAD;
+}
+
+void case_resolve(const struct options *o, enum workload workload,
+                  enum allocator allocator, size_t point,
+                  struct bench_case *c)
+{
+	size_t divisor = o->quick ? QUICK_DIVISOR : 1;
+	size_t value = case_point_value(o, workload, point);
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	c->workload = workload;
+	c->allocator = allocator;
+	c->seed = o->seed;
+	c->blocks = o->blocks ? o->blocks : DEFAULT_BLOCKS;
+
+	switch (workload) {
+	case WORKLOAD_HELD:
+	case WORKLOAD_OVERSIZE:
+		c->n = value;
+		c->size = o->block_size ? o->block_size : 1024;
+		c->block_size = c->size;
+		c->repeat = o->repeat;
+		if (c->repeat == 0) {
+			size_t allocs =
+			    workload == WORKLOAD_HELD ? c->n : 4 * c->n;
+			c->repeat =
+			    max_size(MIN_REPEAT,
+			             ceil_div(TARGET_ALLOCS / divisor, allocs));
+		}
+		break;
+	case WORKLOAD_LIGHTTPD:
+		c->size = o->block_size ? o->block_size : 4096;
+		c->block_size = c->size;
+		c->clients = o->clients;
+		c->buffers = o->buffers;
+		c->rounds = o->rounds;
+		c->rolling = o->rolling;
+		c->blocks = o->blocks ? o->blocks : c->clients * c->buffers;
+		c->order_kind = o->order_kind;
+		c->repeat = 1;
+		if (o->order_kind == ORDER_LIST) {
+			c->order = o->order;
+			if (c->order.count == 0) {
+				c->order.count = c->clients;
+				for (i = 0; i < c->clients; i++)
+					c->order.value[i] = i;
+				if (c->clients == SEED_CLIENTS)
+					list_set(&c->order, seed_order,
+					         SEED_CLIENTS);
+			}
+		}
+		break;
+	case WORKLOAD_PARALLEL:
+		c->threads = value;
+		c->lens = o->len;
+		c->size = 8 * list_max(&o->len);
+		c->block_size =
+		    o->block_size ? o->block_size : next_power_of_two(c->size);
+		c->duration = o->duration;
+		break;
+	case WORKLOAD_SORT:
+		c->len = value;
+		c->size = 8 * value;
+		c->block_size = o->block_size
+		                    ? o->block_size
+		                    : next_power_of_two(8 * list_max(&o->len));
+		c->repeat = o->repeat;
+		if (c->repeat == 0)
+			c->repeat = max_size(
+			    SORT_MIN_OPS / divisor,
+			    ceil_div(SORT_TARGET_ITEMS / divisor, c->len));
+		break;
+	case WORKLOAD_XTHREAD:
+		c->threads = value;
+		c->size = o->block_size ? o->block_size : 4096;
+		c->block_size = c->size;
+		c->queue_depth = o->queue_depth;
+		c->duration = o->duration;
+		break;
+	default:
+		break;
+	}
+}
+
+static int format_list(const struct size_list *list, char *buf, size_t size)
+{
+	size_t i;
+	int used = 0, n;
+
+	if (size > 0)
+		buf[0] = '\0';
+	for (i = 0; i < list->count; i++) {
+		n = snprintf(buf + used, (size_t)used < size ? size - used : 0,
+		             "%s%zu", i ? "," : "", list->value[i]);
+		if (n < 0)
+			return n;
+		used += n;
+	}
+	return used;
+}
+
+int case_format_args(const struct bench_case *c, char *buf, size_t size)
+{
+	char list[LIST_MAX * 24];
+	int n;
+
+	n = snprintf(buf, size,
+	             "--workload=%s --allocator=%s --seed=%llu --block-size=%zu "
+	             "--blocks=%zu",
+	             workload_names[c->workload], allocator_names[c->allocator],
+	             (unsigned long long)c->seed, c->block_size, c->blocks);
+	if (n < 0 || (size_t)n >= size)
+		return n;
+
+#define APPEND(...)                                                        \
+	do {                                                               \
+		int more = snprintf(buf + n, size - (size_t)n, __VA_ARGS__); \
+		if (more < 0 || (size_t)(n + more) >= size)                \
+			return more < 0 ? more : n + more;                 \
+		n += more;                                                 \
+	} while (0)
+
+	switch (c->workload) {
+	case WORKLOAD_HELD:
+	case WORKLOAD_OVERSIZE:
+		APPEND(" --n=%zu --repeat=%zu", c->n, c->repeat);
+		break;
+	case WORKLOAD_LIGHTTPD:
+		if (c->order_kind == ORDER_RANDOM)
+			strcpy(list, "random");
+		else
+			format_list(&c->order, list, sizeof(list));
+		APPEND(" --clients=%zu --buffers=%zu --rounds=%zu --order=%s%s",
+		       c->clients, c->buffers, c->rounds, list,
+		       c->rolling ? " --rolling" : "");
+		break;
+	case WORKLOAD_PARALLEL:
+		format_list(&c->lens, list, sizeof(list));
+		APPEND(" --threads=%zu --len=%s --duration=%g", c->threads, list,
+		       c->duration);
+		break;
+	case WORKLOAD_SORT:
+		APPEND(" --len=%zu --repeat=%zu", c->len, c->repeat);
+		break;
+	case WORKLOAD_XTHREAD:
+		APPEND(" --threads=%zu --queue-depth=%zu --duration=%g",
+		       c->threads, c->queue_depth, c->duration);
+		break;
+	default:
+		break;
+	}
+#undef APPEND
+	return n;
+}
+
+void case_label(const struct bench_case *c, char *buf, size_t size)
+{
+	switch (c->workload) {
+	case WORKLOAD_HELD:
+	case WORKLOAD_OVERSIZE:
+		snprintf(buf, size, "N=%zu", c->n);
+		break;
+	case WORKLOAD_LIGHTTPD:
+		if (c->rolling)
+			snprintf(buf, size, "rolling%s",
+			         c->order_kind == ORDER_RANDOM ? " random" : "");
+		else
+			snprintf(buf, size, "%s order",
+			         c->order_kind == ORDER_RANDOM ? "random"
+			                                       : "fixed");
+		break;
+	case WORKLOAD_PARALLEL:
+		snprintf(buf, size, "T=%zu", c->threads);
+		break;
+	case WORKLOAD_SORT:
+		snprintf(buf, size, "len=%zu", c->len);
+		break;
+	case WORKLOAD_XTHREAD:
+		snprintf(buf, size, "%zu+%zu", c->threads, c->threads);
+		break;
+	default:
+		snprintf(buf, size, "-");
+		break;
+	}
+}

@@ -1,0 +1,114 @@
+/*
+ * A worker: runs one case of one workload for the one allocator it is
+ * built for (see peer.h), and prints what it measured on stdout as
+ * "key=value" lines for the driver.  It takes the driver's options, with
+ * one workload, one allocator and one value per list, e.g.
+ *
+ *	bench-glibc --workload=held --allocator=glibc --n=500 --repeat=524
+ *
+ * It also names the shared object that holds each entry point it calls
+ * (dladdr() on the very function pointers it calls), so that no row can
+ * claim an allocator it did not run.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "config.h"
+
+#include "peer.h"
+#include "workload.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+/* The object that defines a function, by path; "none" without one. */
+static const char *object_of(const char *symbol, void (*function)(void))
+{
+	Dl_info info, self;
+
+	if (function == NULL)
+		return "none";
+	if (dladdr((void *)function, &info) == 0 || info.dli_fname == NULL)
+		return "unknown";
+	/* In a program built without -fPIE, a function's address is its PLT
+	 * entry in the program itself: look up the definition it jumps to. */
+	if (dladdr((void *)object_of, &self) != 0 &&
+	    info.dli_fbase == self.dli_fbase) {
+		void *target = dlsym(RTLD_NEXT, symbol);
+		if (target != NULL && dladdr(target, &info) != 0 &&
+		    info.dli_fname != NULL)
+			return info.dli_fname;
+	}
+	return info.dli_fname;
+}
+
+static int count_bits(unsigned bits)
+{
+	return __builtin_popcount(bits);
+}
+
+int main(int argc, char **argv)
+{
+	struct options options;
+	struct bench_case c;
+	struct peer_entry entry;
+	struct workload_result result;
+	struct rusage usage;
+	const char *reason;
+	char version[128];
+
+	if (options_parse(&options, argc, argv) != 0)
+		return 2;
+	if (options.help) {
+		printf("%s: a worker of bench; run bench --help\n", argv[0]);
+		return 0;
+	}
+	if (count_bits(options.workloads) != 1 ||
+	    count_bits(options.allocators) != 1 ||
+	    case_points(&options,
+	                (enum workload)__builtin_ctz(options.workloads)) != 1)
+		worker_fail("%s: give one workload, one allocator and one value "
+		            "per swept list (the driver, bench, sweeps)",
+		            argv[0]);
+
+	case_resolve(&options, (enum workload)__builtin_ctz(options.workloads),
+	             (enum allocator)__builtin_ctz(options.allocators), 0, &c);
+	if (!peer_serves(c.allocator))
+		worker_fail("%s does not serve %s", argv[0],
+		            allocator_names[c.allocator]);
+	reason = case_not_applicable(&c);
+	if (reason != NULL)
+		worker_fail("%s", reason);
+
+	peer_entries(&c, &entry);
+	peer_version(version, sizeof(version));
+	workload_run(&c, &result);
+	getrusage(RUSAGE_SELF, &usage);
+
+	printf("ops=%llu\n", (unsigned long long)result.ops);
+	printf("ns=%llu\n", (unsigned long long)result.ns);
+	printf("checksum=%llu\n", (unsigned long long)result.checksum);
+	printf("pool_allocs=%llu\n", (unsigned long long)result.pool_allocs);
+	printf("fallback_allocs=%llu\n",
+	       (unsigned long long)result.fallback_allocs);
+	printf("symbol=%s\n", entry.symbol ? entry.symbol : "none");
+	printf("source=%s\n", object_of(entry.symbol, entry.function));
+	printf("free_symbol=%s\n",
+	       entry.free_symbol ? entry.free_symbol : "none");
+	printf("free_source=%s\n",
+	       object_of(entry.free_symbol, entry.free_function));
+	printf("fallback_symbol=%s\n",
+	       entry.fallback_symbol ? entry.fallback_symbol : "none");
+	printf("fallback_source=%s\n",
+	       object_of(entry.fallback_symbol, entry.fallback_function));
+	printf("version=%s\n", version);
+#ifdef __OPTIMIZE__
+	printf("optimized=1\n");
+#else
+	printf("optimized=0\n");
+#endif
+	printf("maxrss_kib=%ld\n", usage.ru_maxrss);
+	return fflush(stdout) == 0 ? 0 : 1;
+}

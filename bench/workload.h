@@ -1,0 +1,35 @@
+/*
+ * The workloads, compiled into every worker program against that worker's
+ * peer (peer.h).
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef BENCH_WORKLOAD_H
+#define BENCH_WORKLOAD_H
+
+#include <stdint.h>
+
+#include "bench.h"
+
+/* What one timed run of a case measured. */
+struct workload_result {
+	uint64_t ops;       /* allocations (each with its free) timed */
+	uint64_t ns;        /* monotonic nanoseconds of the timed region */
+	uint64_t checksum;  /* consumes the work; fixed-work cases give the
+	                       same value for every allocator */
+	uint64_t pool_allocs, fallback_allocs; /* pool peers, whole process */
+};
+
+/*
+ * Runs a case: set-up (pool_init, inputs, pointer arrays) untimed, one
+ * untimed warm-up pass, then the timed region.  Checks what it gets
+ * (calloc'ed memory is zero, nothing handed out twice is overwritten, the
+ * sort sorts) and ends the process with a message on any failure.
+ */
+void workload_run(const struct bench_case *c, struct workload_result *out);
+
+/* Prints a message to stderr and ends the worker with status 1. */
+__attribute__((noreturn, format(printf, 1, 2))) void worker_fail(
+    const char *format, ...);
+
+#endif /* BENCH_WORKLOAD_H */

@@ -1,0 +1,841 @@
+/*
+ * The six workloads (see README.md), written once against peer.h and
+ * compiled into every worker.
+ *
+ * Every workload follows the same shape: set-up outside the timed region
+ * (pool_init() in peer_open(), input data, pointer arrays, and for the
+ * floor its preallocated and pre-touched memory), one untimed warm-up pass
+ * of the same work, then the timed region, bracketed by CLOCK_MONOTONIC.
+ * Each allocation is checked (calloc'ed memory is zero) and tagged, and
+ * each tag is read back before the free: the sum of the tags is the
+ * checksum, so the compiler cannot drop the work, and a block handed to
+ * two owners at once shows as a wrong sum.
+ *
+ * An operation is one allocation with its free and the workload's own
+ * work on the memory (zeroing, copying, sorting); ns/op is the timed
+ * region's wall time over the operations of all threads.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "config.h"
+
+#include "peer.h"
+#include "workload.h"
+
+#include <alloca.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ constants */
+
+#define CACHE_LINE 64
+
+/* sort cycles through this many different inputs, so that the branch
+ * predictor cannot learn one. */
+#define SORT_INPUTS 8
+/* Below this many items, sort by insertion. */
+#define SORT_INSERTION_MAX 16
+
+/* The share of --duration spent warming up timed workloads. */
+#define WARMUP_SHARE 0.2
+
+enum phase { PHASE_WARMUP, PHASE_TIMED, PHASE_STOP };
+
+/* ------------------------------------------------------------ helpers */
+
+void worker_fail(const char *format, ...)
+{
+	va_list args;
+
+	va_start(args, format);
+	vfprintf(stderr, format, args);
+	va_end(args);
+	fputc('\n', stderr);
+	fflush(stderr);
+	_exit(1);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_seconds(double seconds)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* The compiler must assume the memory at p is read and written here, so
+ * it can neither drop an allocation and its free nor the bytes written. */
+static inline void escape(void *p)
+{
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
+static uint64_t random_next(uint64_t *state)
+{
+	/* splitmix64 */
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* The harness's own memory, outside the timed region, touched so that no
+ * page fault of it lands in a measurement. */
+static void *harness_alloc(size_t size)
+{
+	void *p = NULL;
+
+	if (size == 0)
+		size = 1;
+	if (posix_memalign(&p, CACHE_LINE, size) != 0)
+		worker_fail("out of memory for the harness (%zu bytes)", size);
+	memset(p, 0, size);
+	return p;
+}
+
+static inline void *check_allocated(void *p, size_t size)
+{
+	if (p == NULL)
+		worker_fail("allocation of %zu bytes failed", size);
+	return p;
+}
+
+static inline void check_zeroed(const void *p, size_t size)
+{
+	const unsigned char *bytes = p;
+
+	if (*(const uint64_t *)p != 0 || bytes[size - 1] != 0)
+		worker_fail("calloc(1, %zu) returned memory that is not zero "
+		            "at %p",
+		            size, p);
+}
+
+/* A slot of the floor's preallocated memory; NULL, and no code, in the
+ * workers of real allocators. */
+#define SLOT(address) (PEER_IS_FLOOR ? (void *)(address) : NULL)
+
+static void barrier_init(pthread_barrier_t *barrier, size_t count)
+{
+	if (pthread_barrier_init(barrier, NULL, (unsigned)count) != 0)
+		worker_fail("pthread_barrier_init failed");
+}
+
+static void thread_start(pthread_t *thread, void *(*run)(void *), void *arg)
+{
+	int error = pthread_create(thread, NULL, run, arg);
+	if (error != 0)
+		worker_fail("pthread_create: %s", strerror(error));
+}
+
+/* ------------------------------------------------------------ held, oversize */
+
+/*
+ * One pass: count requests held at once, then freed in allocation order.
+ * oversize alternates size and 2 x size; the floor lays the requests out
+ * back to back in its memory.
+ */
+static void held_pass(const struct bench_case *c, struct peer *peer,
+                      void **held, char *floor_memory, size_t count,
+                      uint64_t tag, uint64_t *sum)
+{
+	const int oversize = c->workload == WORKLOAD_OVERSIZE;
+	const size_t size = c->size;
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		size_t bytes = oversize && (i & 1) ? 2 * size : size;
+		size_t offset =
+		    oversize ? (i >> 1) * 3 * size + (i & 1) * size : i * size;
+		uint64_t *p = check_allocated(
+		    peer_calloc(peer, SLOT(floor_memory + offset), bytes), bytes);
+		check_zeroed(p, bytes);
+		p[0] = tag + i;
+		held[i] = p;
+	}
+	for (i = 0; i < count; i++) {
+		uint64_t *p = held[i];
+		*sum += p[0];
+		escape(p);
+		peer_free(peer, p);
+	}
+}
+
+static void run_held(const struct bench_case *c, struct peer *peer,
+                     struct workload_result *out)
+{
+	size_t count = c->workload == WORKLOAD_HELD ? c->n : 4 * c->n;
+	void **held = harness_alloc(count * sizeof(*held));
+	size_t floor_bytes = c->workload == WORKLOAD_HELD ? count * c->size
+	                                                  : count / 2 * 3 * c->size;
+	char *floor_memory = PEER_IS_FLOOR ? harness_alloc(floor_bytes) : NULL;
+	uint64_t sum = 0, start, repeat;
+
+	held_pass(c, peer, held, floor_memory, count, 0, &sum);
+	sum = 0;
+	start = now_ns();
+	for (repeat = 0; repeat < c->repeat; repeat++)
+		held_pass(c, peer, held, floor_memory, count, repeat << 32,
+		          &sum);
+	out->ns = now_ns() - start;
+	out->ops = c->repeat * count;
+	out->checksum = sum;
+	free(held);
+	free(floor_memory);
+}
+
+/* ------------------------------------------------------------ lighttpd */
+
+/* The lighttpd model: clients hold buffers while connected. */
+struct lighttpd {
+	const struct bench_case *c;
+	struct peer *peer;
+	void **buffers;     /* clients x buffers, client-major */
+	char *floor_memory; /* the same layout, buffers of size bytes */
+	uint64_t random;
+	uint64_t sum;
+	size_t departures[CLIENTS_MAX];
+};
+
+static void client_connect(struct lighttpd *l, size_t client, uint64_t tag)
+{
+	const size_t size = l->c->size, count = l->c->buffers;
+	void **held = l->buffers + client * count;
+	size_t j;
+
+	for (j = 0; j < count; j++) {
+		uint64_t *p = check_allocated(
+		    peer_calloc(l->peer,
+		                SLOT(l->floor_memory + (client * count + j) * size),
+		                size),
+		    size);
+		check_zeroed(p, size);
+		p[0] = tag + j;
+		held[j] = p;
+	}
+}
+
+static void client_disconnect(struct lighttpd *l, size_t client)
+{
+	const size_t count = l->c->buffers;
+	void **held = l->buffers + client * count;
+	size_t j;
+
+	for (j = 0; j < count; j++) {
+		uint64_t *p = held[j];
+		l->sum += p[0];
+		escape(p);
+		peer_free(l->peer, p);
+	}
+}
+
+/* The order in which this round's clients leave. */
+static void lighttpd_order(struct lighttpd *l)
+{
+	const size_t clients = l->c->clients;
+	size_t i;
+
+	if (l->c->order_kind == ORDER_LIST) {
+		for (i = 0; i < clients; i++)
+			l->departures[i] = l->c->order.value[i];
+		return;
+	}
+	for (i = 0; i < clients; i++)
+		l->departures[i] = i;
+	for (i = clients - 1; i > 0; i--) {
+		size_t j = (size_t)(random_next(&l->random) % (i + 1));
+		size_t t = l->departures[i];
+		l->departures[i] = l->departures[j];
+		l->departures[j] = t;
+	}
+}
+
+static void lighttpd_round(struct lighttpd *l, uint64_t round)
+{
+	const size_t clients = l->c->clients, count = l->c->buffers;
+	size_t i;
+
+	for (i = 0; i < clients; i++)
+		client_connect(l, i, (round * clients + i) * count);
+	lighttpd_order(l);
+	for (i = 0; i < clients; i++)
+		client_disconnect(l, l->departures[i]);
+}
+
+/* One client leaves, one takes its place: a server's steady state. */
+static void lighttpd_step(struct lighttpd *l, uint64_t step)
+{
+	const size_t clients = l->c->clients;
+	size_t client = l->c->order_kind == ORDER_LIST
+	                    ? l->c->order.value[step % clients]
+	                    : (size_t)(random_next(&l->random) % clients);
+
+	client_disconnect(l, client);
+	client_connect(l, client, (step + clients) * l->c->buffers);
+}
+
+static void run_lighttpd(const struct bench_case *c, struct peer *peer,
+                         struct workload_result *out)
+{
+	struct lighttpd l;
+	const size_t clients = c->clients;
+	uint64_t start, i, steps;
+
+	memset(&l, 0, sizeof(l));
+	l.c = c;
+	l.peer = peer;
+	l.random = c->seed;
+	l.buffers = harness_alloc(clients * c->buffers * sizeof(void *));
+	if (PEER_IS_FLOOR)
+		l.floor_memory = harness_alloc(clients * c->buffers * c->size);
+
+	if (!c->rolling) {
+		lighttpd_round(&l, 0);
+		l.sum = 0;
+		l.random = c->seed;
+		start = now_ns();
+		for (i = 0; i < c->rounds; i++)
+			lighttpd_round(&l, i);
+		out->ns = now_ns() - start;
+		out->ops = c->rounds * clients * c->buffers;
+	} else {
+		/* Warm-up: every client connects, then one round of
+		 * departures; the clients left at the end leave untimed. */
+		for (i = 0; i < clients; i++)
+			client_connect(&l, i, i * c->buffers);
+		for (i = 0; i < clients; i++)
+			lighttpd_step(&l, i);
+		l.sum = 0;
+		l.random = c->seed;
+		steps = c->rounds * clients;
+		start = now_ns();
+		for (i = 0; i < steps; i++)
+			lighttpd_step(&l, clients + i);
+		out->ns = now_ns() - start;
+		out->ops = steps * c->buffers;
+		{
+			uint64_t sum = l.sum;
+			for (i = 0; i < clients; i++)
+				client_disconnect(&l, i);
+			l.sum = sum;
+		}
+	}
+	out->checksum = l.sum;
+	free(l.buffers);
+	free(l.floor_memory);
+}
+
+/* ------------------------------------------------------------ parallel */
+
+struct parallel {
+	const struct bench_case *c;
+	const uint64_t *input; /* 8-byte items, the largest len of them */
+	int private_pools;     /* POOL_SINGLE: one pool per thread */
+	struct peer *shared;
+	_Atomic int phase;
+	pthread_barrier_t start, timed;
+};
+
+struct parallel_thread {
+	_Alignas(CACHE_LINE) struct parallel *p;
+	pthread_t thread;
+	struct peer own;
+	uint64_t ops, sum;
+	uint64_t pool_allocs, fallback_allocs;
+};
+
+/* One operation: allocate len items, copy the input into them, read one
+ * back, free. */
+static inline uint64_t parallel_op(struct peer *peer, void *slot,
+                                   const uint64_t *input, size_t len)
+{
+	uint64_t *items, value;
+
+	items = check_allocated(peer_malloc(peer, slot, len * 8), len * 8);
+	memcpy(items, input, len * 8);
+	escape(items);
+	value = items[len - 1];
+	peer_free(peer, items);
+	return value;
+}
+
+static void *parallel_thread_run(void *arg)
+{
+	struct parallel_thread *t = arg;
+	struct parallel *p = t->p;
+	const size_t *lens = p->c->lens.value, count = p->c->lens.count;
+	struct peer *peer = p->shared;
+	char *floor_memory = NULL;
+	size_t k = 0;
+	uint64_t ops = 0, sum = 0;
+
+	if (p->private_pools) {
+		if (peer_open(&t->own, p->c) != 0)
+			worker_fail("a thread's private pool failed");
+		peer = &t->own;
+	}
+	if (PEER_IS_FLOOR)
+		floor_memory = harness_alloc(p->c->size);
+
+	pthread_barrier_wait(&p->start);
+	while (atomic_load_explicit(&p->phase, memory_order_relaxed) ==
+	       PHASE_WARMUP) {
+		sum += parallel_op(peer, SLOT(floor_memory), p->input, lens[k]);
+		if (++k == count)
+			k = 0;
+	}
+	pthread_barrier_wait(&p->timed);
+	sum = 0;
+	k = 0;
+	while (atomic_load_explicit(&p->phase, memory_order_relaxed) ==
+	       PHASE_TIMED) {
+		sum += parallel_op(peer, SLOT(floor_memory), p->input, lens[k]);
+		if (++k == count)
+			k = 0;
+		ops++;
+	}
+	t->ops = ops;
+	t->sum = sum;
+	if (p->private_pools) {
+		peer_count(&t->own, &t->pool_allocs, &t->fallback_allocs);
+		peer_close(&t->own);
+	}
+	free(floor_memory);
+	return NULL;
+}
+
+static void run_parallel(const struct bench_case *c, struct peer *peer,
+                         struct workload_result *out)
+{
+	struct parallel p;
+	struct parallel_thread *threads;
+	size_t i, items = c->size / 8;
+	uint64_t *input = harness_alloc(items * 8);
+	uint64_t random = c->seed, start;
+
+	for (i = 0; i < items; i++)
+		input[i] = random_next(&random);
+	memset(&p, 0, sizeof(p));
+	p.c = c;
+	p.input = input;
+	p.shared = peer;
+	p.private_pools =
+	    c->allocator == ALLOCATOR_POOL_SINGLE && c->threads > 1;
+	atomic_init(&p.phase, PHASE_WARMUP);
+	barrier_init(&p.start, c->threads + 1);
+	barrier_init(&p.timed, c->threads + 1);
+	threads = harness_alloc(c->threads * sizeof(*threads));
+
+	for (i = 0; i < c->threads; i++) {
+		threads[i].p = &p;
+		thread_start(&threads[i].thread, parallel_thread_run,
+		             &threads[i]);
+	}
+	pthread_barrier_wait(&p.start);
+	sleep_seconds(c->duration * WARMUP_SHARE);
+	atomic_store_explicit(&p.phase, PHASE_TIMED, memory_order_relaxed);
+	pthread_barrier_wait(&p.timed);
+	start = now_ns();
+	sleep_seconds(c->duration);
+	atomic_store_explicit(&p.phase, PHASE_STOP, memory_order_relaxed);
+	for (i = 0; i < c->threads; i++)
+		pthread_join(threads[i].thread, NULL);
+	out->ns = now_ns() - start;
+
+	for (i = 0; i < c->threads; i++) {
+		out->ops += threads[i].ops;
+		out->checksum += threads[i].sum;
+		out->pool_allocs += threads[i].pool_allocs;
+		out->fallback_allocs += threads[i].fallback_allocs;
+	}
+	pthread_barrier_destroy(&p.start);
+	pthread_barrier_destroy(&p.timed);
+	free(threads);
+	free(input);
+}
+
+/* ------------------------------------------------------------ sort */
+
+/* The case study's item: a random key and a sequential id, 8 bytes. */
+struct item {
+	int32_t key;
+	uint32_t id;
+};
+
+static void insertion_sort(struct item *a, size_t n)
+{
+	size_t i, j;
+
+	for (i = 1; i < n; i++) {
+		struct item x = a[i];
+		for (j = i; j > 0 && a[j - 1].key > x.key; j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+}
+
+/* Hoare's partition around the middle item's key; returns the size of the
+ * left part, which is at least 1 and less than n. */
+static size_t partition(struct item *a, size_t n)
+{
+	int32_t pivot = a[(n - 1) / 2].key;
+	ptrdiff_t i = -1, j = (ptrdiff_t)n;
+
+	for (;;) {
+		do
+			i++;
+		while (a[i].key < pivot);
+		do
+			j--;
+		while (a[j].key > pivot);
+		if (i >= j)
+			return (size_t)j + 1;
+		struct item t = a[i];
+		a[i] = a[j];
+		a[j] = t;
+	}
+}
+
+/* The project's own sort: qsort() may allocate, which would count against
+ * the allocator.  Quicksort, recursing into the smaller part only. */
+static void item_sort(struct item *a, size_t n)
+{
+	while (n > SORT_INSERTION_MAX) {
+		size_t left = partition(a, n);
+		if (left < n - left) {
+			item_sort(a, left);
+			a += left;
+			n -= left;
+		} else {
+			item_sort(a + left, n - left);
+			n = left;
+		}
+	}
+	insertion_sort(a, n);
+}
+
+static inline uint64_t sort_digest(const struct item *a, size_t len)
+{
+	return (uint64_t)(uint32_t)a[0].key + (uint32_t)a[len / 2].key +
+	       (uint32_t)a[len - 1].key + a[len - 1].id;
+}
+
+static __attribute__((noinline)) uint64_t
+sort_allocated(struct peer *peer, void *slot, const struct item *input,
+               size_t len)
+{
+	struct item *items;
+	uint64_t digest;
+
+	items = check_allocated(peer_malloc(peer, slot, len * sizeof(*items)),
+	                        len * sizeof(*items));
+	memcpy(items, input, len * sizeof(*items));
+	escape(items);
+	item_sort(items, len);
+	digest = sort_digest(items, len);
+	peer_free(peer, items);
+	return digest;
+}
+
+#if PEER_IS_FLOOR
+/* The case study's stack control: the buffer is the function's frame. */
+static __attribute__((noinline)) uint64_t
+sort_on_stack(const struct item *input, size_t len)
+{
+	struct item *items = alloca(len * sizeof(*items));
+
+	memcpy(items, input, len * sizeof(*items));
+	escape(items);
+	item_sort(items, len);
+	return sort_digest(items, len);
+}
+#endif
+
+static uint64_t sort_once(const struct bench_case *c, struct peer *peer,
+                          void *slot, const struct item *input)
+{
+#if PEER_IS_FLOOR
+	if (c->allocator == ALLOCATOR_STACK)
+		return sort_on_stack(input, c->len);
+#endif
+	return sort_allocated(peer, slot, input, c->len);
+}
+
+static void run_sort(const struct bench_case *c, struct peer *peer,
+                     struct workload_result *out)
+{
+	const size_t len = c->len;
+	struct item *inputs = harness_alloc(SORT_INPUTS * len * sizeof(*inputs));
+	struct item *check = harness_alloc(len * sizeof(*check));
+	void *caller_buffer = harness_alloc(len * sizeof(struct item));
+	uint64_t random = c->seed, sum = 0, start, i;
+	size_t k;
+
+	(void)caller_buffer;
+	for (i = 0; i < SORT_INPUTS * len; i++) {
+		inputs[i].key = (int32_t)(random_next(&random) >> 32);
+		inputs[i].id = (uint32_t)(i % len);
+	}
+	/* The sort itself, checked once per input. */
+	for (k = 0; k < SORT_INPUTS; k++) {
+		memcpy(check, inputs + k * len, len * sizeof(*check));
+		item_sort(check, len);
+		for (i = 1; i < len; i++)
+			if (check[i - 1].key > check[i].key)
+				worker_fail("the sort does not sort");
+	}
+
+	for (i = 0; i < c->repeat / 8 + 1; i++)
+		sum += sort_once(c, peer, SLOT(caller_buffer),
+		                 inputs + (i % SORT_INPUTS) * len);
+	sum = 0;
+	start = now_ns();
+	for (i = 0; i < c->repeat; i++)
+		sum += sort_once(c, peer, SLOT(caller_buffer),
+		                 inputs + (i % SORT_INPUTS) * len);
+	out->ns = now_ns() - start;
+	out->ops = c->repeat;
+	out->checksum = sum;
+	free(inputs);
+	free(check);
+	free(caller_buffer);
+}
+
+/* ------------------------------------------------------------ xthread */
+
+/*
+ * A bounded single-producer single-consumer queue: head is written by the
+ * producer only, tail by the consumer only.  The release store of head
+ * pairs with the consumer's acquire load of it (the slot and the buffer's
+ * bytes are visible before the pointer is taken); the release store of
+ * tail pairs with the producer's acquire load (the consumer is done with
+ * the slot, and, for the floor, with the buffer it popped before).
+ */
+struct ring {
+	_Alignas(CACHE_LINE) _Atomic size_t head;
+	_Alignas(CACHE_LINE) _Atomic size_t tail;
+	_Alignas(CACHE_LINE) void **slots;
+	size_t capacity;
+};
+
+static void ring_push(struct ring *r, void *item)
+{
+	size_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+	while (head - atomic_load_explicit(&r->tail, memory_order_acquire) >=
+	       r->capacity)
+		sched_yield();
+	r->slots[head % r->capacity] = item;
+	atomic_store_explicit(&r->head, head + 1, memory_order_release);
+}
+
+static void *ring_pop(struct ring *r)
+{
+	size_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	void *item;
+
+	while (atomic_load_explicit(&r->head, memory_order_acquire) == tail)
+		sched_yield();
+	item = r->slots[tail % r->capacity];
+	atomic_store_explicit(&r->tail, tail + 1, memory_order_release);
+	return item;
+}
+
+/* Ends the warm-up in a queue; NULL ends the run. */
+static char warmup_mark;
+#define WARMUP_MARK ((void *)&warmup_mark)
+
+struct xthread {
+	const struct bench_case *c;
+	struct peer *peer;
+	_Atomic int phase;
+	pthread_barrier_t start, timed;
+};
+
+/* A producer and its consumer, joined by one queue. */
+struct xthread_pair {
+	struct ring ring;
+	struct xthread *x;
+	pthread_t producer, consumer;
+	char *floor_memory; /* the floor's buffers, reused round-robin */
+	size_t floor_buffers;
+	uint64_t ops, sum;
+};
+
+static void produce(struct xthread_pair *pair, uint64_t *sequence)
+{
+	const size_t size = pair->x->c->size;
+	uint64_t *p = check_allocated(
+	    peer_calloc(pair->x->peer,
+	                SLOT(pair->floor_memory +
+	                     (*sequence % pair->floor_buffers) * size),
+	                size),
+	    size);
+
+	check_zeroed(p, size);
+	p[0] = (*sequence)++;
+	ring_push(&pair->ring, p);
+}
+
+static void *xthread_producer(void *arg)
+{
+	struct xthread_pair *pair = arg;
+	struct xthread *x = pair->x;
+	uint64_t sequence = 0;
+
+	pthread_barrier_wait(&x->start);
+	while (atomic_load_explicit(&x->phase, memory_order_relaxed) ==
+	       PHASE_WARMUP)
+		produce(pair, &sequence);
+	ring_push(&pair->ring, WARMUP_MARK);
+	pthread_barrier_wait(&x->timed);
+	while (atomic_load_explicit(&x->phase, memory_order_relaxed) ==
+	       PHASE_TIMED)
+		produce(pair, &sequence);
+	ring_push(&pair->ring, NULL);
+	return NULL;
+}
+
+/* Takes buffers until the marker; returns how many. */
+static uint64_t consume(struct xthread_pair *pair, void *marker,
+                        uint64_t *expected)
+{
+	uint64_t count = 0;
+	uint64_t *p;
+
+	while ((p = ring_pop(&pair->ring)) != marker) {
+		if (p == NULL || (void *)p == WARMUP_MARK)
+			worker_fail("xthread: a queue ended out of order");
+		if (p[0] != *expected)
+			worker_fail("xthread: buffer %llu arrived holding %llu: "
+			            "handed out twice or overwritten",
+			            (unsigned long long)*expected,
+			            (unsigned long long)p[0]);
+		pair->sum += p[0];
+		(*expected)++;
+		escape(p);
+		peer_free(pair->x->peer, p);
+		count++;
+	}
+	return count;
+}
+
+static void *xthread_consumer(void *arg)
+{
+	struct xthread_pair *pair = arg;
+	struct xthread *x = pair->x;
+	uint64_t expected = 0;
+
+	pthread_barrier_wait(&x->start);
+	consume(pair, WARMUP_MARK, &expected);
+	pair->sum = 0;
+	pthread_barrier_wait(&x->timed);
+	pair->ops = consume(pair, NULL, &expected);
+	return NULL;
+}
+
+static void run_xthread(const struct bench_case *c, struct peer *peer,
+                        struct workload_result *out)
+{
+	struct xthread x;
+	struct xthread_pair *pairs;
+	size_t i, threads = c->threads;
+	uint64_t start;
+
+	memset(&x, 0, sizeof(x));
+	x.c = c;
+	x.peer = peer;
+	atomic_init(&x.phase, PHASE_WARMUP);
+	barrier_init(&x.start, 2 * threads + 1);
+	barrier_init(&x.timed, 2 * threads + 1);
+	pairs = harness_alloc(threads * sizeof(*pairs));
+	for (i = 0; i < threads; i++) {
+		struct xthread_pair *pair = &pairs[i];
+		pair->x = &x;
+		pair->ring.capacity = c->queue_depth;
+		pair->ring.slots =
+		    harness_alloc(c->queue_depth * sizeof(void *));
+		/* The queue holds queue_depth buffers and the consumer one
+		 * more: with two beyond that, the producer never reuses a
+		 * buffer still in use. */
+		pair->floor_buffers = c->queue_depth + 2;
+		if (PEER_IS_FLOOR)
+			pair->floor_memory =
+			    harness_alloc(pair->floor_buffers * c->size);
+	}
+	for (i = 0; i < threads; i++) {
+		thread_start(&pairs[i].consumer, xthread_consumer, &pairs[i]);
+		thread_start(&pairs[i].producer, xthread_producer, &pairs[i]);
+	}
+	pthread_barrier_wait(&x.start);
+	sleep_seconds(c->duration * WARMUP_SHARE);
+	atomic_store_explicit(&x.phase, PHASE_TIMED, memory_order_relaxed);
+	pthread_barrier_wait(&x.timed);
+	start = now_ns();
+	sleep_seconds(c->duration);
+	atomic_store_explicit(&x.phase, PHASE_STOP, memory_order_relaxed);
+	for (i = 0; i < threads; i++) {
+		pthread_join(pairs[i].producer, NULL);
+		pthread_join(pairs[i].consumer, NULL);
+	}
+	out->ns = now_ns() - start;
+	for (i = 0; i < threads; i++) {
+		out->ops += pairs[i].ops;
+		out->checksum += pairs[i].sum;
+		free(pairs[i].ring.slots);
+		free(pairs[i].floor_memory);
+	}
+	pthread_barrier_destroy(&x.start);
+	pthread_barrier_destroy(&x.timed);
+	free(pairs);
+}
+
+/* ------------------------------------------------------------ entry */
+
+void workload_run(const struct bench_case *c, struct workload_result *out)
+{
+	struct peer peer;
+
+	memset(out, 0, sizeof(*out));
+	if (peer_open(&peer, c) != 0)
+		worker_fail("cannot set up %s", allocator_names[c->allocator]);
+	switch (c->workload) {
+	case WORKLOAD_HELD:
+	case WORKLOAD_OVERSIZE:
+		run_held(c, &peer, out);
+		break;
+	case WORKLOAD_LIGHTTPD:
+		run_lighttpd(c, &peer, out);
+		break;
+	case WORKLOAD_PARALLEL:
+		run_parallel(c, &peer, out);
+		break;
+	case WORKLOAD_SORT:
+		run_sort(c, &peer, out);
+		break;
+	case WORKLOAD_XTHREAD:
+		run_xthread(c, &peer, out);
+		break;
+	default:
+		worker_fail("unknown workload");
+	}
+	peer_count(&peer, &out->pool_allocs, &out->fallback_allocs);
+	peer_close(&peer);
+}
