@@ -3,8 +3,10 @@
  * it is off:
  *
  *  - The links of the free lists are stored encoded with a per-pool secret
- *    and the block's own address (in the manner of glibc's safe-linking), and
- *    every decoded link is checked before it is followed.  Always on.
+ *    and the block's own address (in the manner of glibc's safe-linking, but
+ *    mixed so that a link copied into another block does not decode to a
+ *    block start), and every decoded link is checked before it is followed.
+ *    Always on.
  *  - In an AddressSanitizer build (configure --enable-sanitizers=address),
  *    free blocks are poisoned and a block handed out is unpoisoned exactly to
  *    the requested size.
@@ -129,23 +131,35 @@ POOL_INLINE void link_word_store(void *block, int word, uintptr_t value,
 }
 
 /*
- * The local link (word 0): the next free block, stored xor the pool's
- * secret and the block's own address, so a stray write of a plausible
- * pointer, or a copy of a link into another block, decodes to garbage that
- * the checks reject.  NULL encodes too.
+ * The key of a block's links: the pool's secret xor the block's address
+ * multiplied by an odd constant.  The multiplication matters: with a plain
+ * xor of the address, a link copied from block B into block A would decode
+ * to next(B) ^ B ^ A, often another block start of the region; multiplied,
+ * the difference lands in the high bits and the range check rejects it.
+ * The low 4 bits of the key are zero (16-byte blocks, see make_secret()),
+ * so alignment survives encoding.
  */
+POOL_INLINE uint64_t link_key(const struct pool *pool, const void *block)
+{
+	return (uint64_t)pool->secret ^
+	       ((uint64_t)(uintptr_t)block * UINT64_C(0x9e3779b97f4a7c15));
+}
+
+/* The local link (word 0): the next free block, encoded with the key. */
 POOL_INLINE void *link_load(const struct pool *pool, void *block,
                             unsigned hooks)
 {
-	return (void *)(link_word_load(block, 0, hooks) ^ pool->secret ^
-	                (uintptr_t)block);
+	return (void *)(uintptr_t)(link_word_load(block, 0, hooks) ^
+	                           link_key(pool, block));
 }
 
 POOL_INLINE void link_store(const struct pool *pool, void *block, void *next,
                             unsigned hooks)
 {
 	link_word_store(block, 0,
-	                (uintptr_t)next ^ pool->secret ^ (uintptr_t)block, hooks);
+	                (uintptr_t)((uint64_t)(uintptr_t)next ^
+	                            link_key(pool, block)),
+	                hooks);
 }
 
 /* Whether a decoded local link may be followed: NULL, or a block start. */
@@ -155,17 +169,20 @@ POOL_INLINE bool link_is_valid(const struct pool *pool, const void *next)
 	       (region_contains(pool, next) && region_is_block_start(pool, next));
 }
 
-/* The remote link (word 1): a span-relative index + 1, encoded likewise. */
+/* The remote link (word 1): a span-relative index + 1, encoded with the
+ * high half of the key, so it too is bound to its block. */
 POOL_INLINE uint32_t remote_link_load(const struct pool *pool, void *block,
                                       unsigned hooks)
 {
-	return (uint32_t)(link_word_load(block, 1, hooks) ^ pool->secret);
+	return (uint32_t)link_word_load(block, 1, hooks) ^
+	       (uint32_t)(link_key(pool, block) >> 32);
 }
 
 POOL_INLINE void remote_link_store(const struct pool *pool, void *block,
                                    uint32_t next, unsigned hooks)
 {
-	link_word_store(block, 1, (uintptr_t)next ^ pool->secret, hooks);
+	link_word_store(block, 1,
+	                next ^ (uint32_t)(link_key(pool, block) >> 32), hooks);
 }
 
 #endif /* SHIFTPOOL_HOOKS_H */

@@ -1,0 +1,77 @@
+# Safety and observability tests (reliability goals 2, 4, 6, 7): each proves
+# that a debugging or hardening feature really reports.  Included by the
+# top-level Makefile.am, so paths are from the top of the tree.
+#
+#	tests/safety-valgrind.sh   memcheck sees a use after free of a pool
+#	                           block in every mode (runs tests/safety-uaf);
+#	                           SKIP without valgrind or in a sanitized build
+#	tests/safety-asan          ASan stops a use after free and a one-byte
+#	                           overflow inside a block; SKIP unless built
+#	                           with --enable-sanitizers=address
+#	tests/safety-hardened      damaged free-list links: POOL_ERROR_CORRUPTED,
+#	                           never followed, no block handed out twice
+#	tests/safety-debug         SHIFTPOOL_DEBUG=fill and fail-fallback=N,
+#	                           POOL_DEBUG_FILL, the option parser
+#	tests/safety-trace         SHIFTPOOL_TRACE, record by record, and
+#	                           tools/shiftpool-analyze on it when built
+#	tests/safety-stats-print   pool_stats_print(), text and JSON
+#	tests/safety-fork          200 forks while 4 threads hammer a pool
+#
+# tests/safety-valgrind-suite.sh is not run by `make check`: it runs the
+# Check runner (or any test program) under memcheck with zero suppressions;
+# `make safety-valgrind-suite` runs it on tests/check_shiftpool.
+
+SAFETY_TESTS = \
+	tests/safety-valgrind.sh \
+	tests/safety-asan \
+	tests/safety-hardened \
+	tests/safety-debug \
+	tests/safety-trace \
+	tests/safety-stats-print \
+	tests/safety-fork
+
+check_PROGRAMS += \
+	tests/safety-uaf \
+	tests/safety-asan \
+	tests/safety-hardened \
+	tests/safety-debug \
+	tests/safety-trace \
+	tests/safety-stats-print \
+	tests/safety-fork
+TESTS += $(SAFETY_TESTS)
+dist_noinst_SCRIPTS += tests/safety-valgrind.sh tests/safety-valgrind-suite.sh
+
+# Run under valgrind by a script: the real binary, not a libtool wrapper.
+tests_safety_uaf_SOURCES = tests/safety-uaf.c tests/safety-util.h
+tests_safety_uaf_LDADD = src/libshiftpool.la
+tests_safety_uaf_LDFLAGS = $(AM_LDFLAGS) -no-install
+
+tests_safety_asan_SOURCES = tests/safety-asan.c tests/safety-util.h
+tests_safety_asan_LDADD = src/libshiftpool.la
+
+tests_safety_hardened_SOURCES = tests/safety-hardened.c tests/safety-util.h
+tests_safety_hardened_LDADD = src/libshiftpool.la
+
+tests_safety_debug_SOURCES = tests/safety-debug.c tests/safety-util.h
+tests_safety_debug_LDADD = src/libshiftpool.la
+
+tests_safety_trace_SOURCES = tests/safety-trace.c tests/safety-util.h
+tests_safety_trace_LDADD = src/libshiftpool.la
+
+tests_safety_stats_print_SOURCES = tests/safety-stats-print.c \
+	tests/safety-util.h
+tests_safety_stats_print_LDADD = src/libshiftpool.la
+
+tests_safety_fork_SOURCES = tests/safety-fork.c tests/safety-util.h
+tests_safety_fork_LDADD = src/libshiftpool.la
+
+# The valgrind test needs its program built before it runs (make check
+# builds check_PROGRAMS first; this is for `make check TESTS=...` alone).
+tests/safety-valgrind.log: tests/safety-uaf$(EXEEXT)
+
+# The Check runner under memcheck (CI; minutes, not part of make check).
+safety-valgrind-suite: all
+	$(MAKE) $(AM_MAKEFLAGS) $(check_PROGRAMS)
+	abs_top_builddir='$(abs_top_builddir)' \
+	  $(SHELL) $(srcdir)/tests/safety-valgrind-suite.sh
+.PHONY: safety-valgrind-suite
