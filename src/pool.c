@@ -465,6 +465,11 @@ POOL_API void *pool_realloc(pool_t *pool, void *ptr, size_t size)
 		} else {
 			moved = fallback_alloc(pool, size, false);
 			if (moved != NULL) {
+#ifdef SHIFTPOOL_ASAN
+				/* The caller's size is not kept: copy the
+				 * whole block, past its poisoned tail. */
+				ASAN_UNPOISON_MEMORY_REGION(ptr, pool->block_size);
+#endif
 				memcpy(moved, ptr, pool->block_size);
 				free_untraced(pool, ptr);
 			}

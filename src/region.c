@@ -10,7 +10,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "internal.h"
+#include "hooks.h"
 
 #include <errno.h>
 #include <sys/mman.h>
@@ -105,6 +105,12 @@ int region_reserve(struct pool *pool)
 
 void region_release(struct pool *pool)
 {
+#ifdef SHIFTPOOL_ASAN
+	/* ASan's shadow outlives the mapping: a later mapping at the same
+	 * address must not inherit our poison. */
+	if (pool->mapping)
+		ASAN_UNPOISON_MEMORY_REGION(pool->mapping, pool->mapping_size);
+#endif
 	if (pool->mapping)
 		munmap(pool->mapping, pool->mapping_size);
 	pool->mapping = NULL;

@@ -173,7 +173,10 @@ static size_t span_drain(struct pool *pool, struct span *span)
 			returned++;
 		} else {
 			/* The owner freed this block while another thread
-			 * freed it too; the owner's free stands. */
+			 * freed it too; the owner's free stands, and the
+			 * remote one, counted when it was made, is undone. */
+			atomic_fetch_sub_explicit(&pool->retired.frees, 1,
+			                          memory_order_relaxed);
 			pool_report(pool, "pool_free", block,
 			            POOL_ERROR_DOUBLE_FREE);
 		}

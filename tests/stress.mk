@@ -1,0 +1,15 @@
+# Concurrency stress tests (reliability goal 3): tests/stress (objects
+# crossing threads, thread churn, two pools, pool_destroy() under live
+# threads, cross-thread misuse) and tests/aba (ABA torture on tiny pools).
+# `make check` runs the short versions; the long sweep is
+#	STRESS_LONG=1 make check TESTS='tests/stress tests/aba'
+# or tests/stress --long, tests/aba --long.
+
+check_PROGRAMS += tests/stress tests/aba
+TESTS += tests/stress tests/aba
+
+tests_stress_SOURCES = tests/stress.c
+tests_stress_LDADD = src/libshiftpool.la
+
+tests_aba_SOURCES = tests/aba.c
+tests_aba_LDADD = src/libshiftpool.la
