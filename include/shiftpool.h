@@ -63,7 +63,8 @@ typedef struct pool_stats {
 	size_t block_size;       /* rounded block size in bytes */
 	size_t block_count;      /* blocks in the region */
 	size_t in_use;           /* pool blocks handed out and not yet freed */
-	size_t peak_in_use;      /* the largest in_use seen (see pool_stats()) */
+	size_t peak_in_use;      /* the largest in_use seen; in POOL_PER_THREAD
+	                            an upper bound: blocks ever handed out */
 	uint64_t allocs;         /* allocations served by the pool */
 	uint64_t frees;          /* pool blocks returned */
 	uint64_t fallback_allocs; /* allocations served by the system allocator */

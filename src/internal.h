@@ -42,7 +42,7 @@
  * Blocks are addressed by a 32-bit index inside a span and by a size_t
  * index in the region; spans hold at most 2^SPAN_SHIFT_MAX blocks.
  */
-#define SPAN_SHIFT_MIN 3  /* 8 blocks */
+#define SPAN_SHIFT_MIN 0  /* 1 block: a tiny pool still has many spans */
 #define SPAN_SHIFT_MAX 8  /* 256 blocks */
 #define SPAN_TARGET_COUNT 64 /* aim for at least this many spans per pool */
 
@@ -148,8 +148,8 @@ struct pool {
 	/* POOL_PER_THREAD */
 	struct span *spans;
 	size_t span_count;
-	_Atomic uint32_t *block_state; /* per block: generation << 1 | handed
-	                              out; written by the span's owner only */
+	_Atomic uint32_t *block_state; /* per block: see STATE_* in thread.h;
+	                              written by the span's owner only */
 	_Atomic uint32_t *claims;  /* per block: 0, or the state a remote free
 	                              claimed; set by CAS, cleared by the owner */
 	_Atomic uint64_t available; /* stack of spans: top index + 1 | tag << 32 */

@@ -37,7 +37,7 @@ static unsigned block_shift_for(size_t size)
 	return shift;
 }
 
-/* Spans of 8 to 256 blocks, aiming at SPAN_TARGET_COUNT spans, so that a
+/* Spans of 1 to 256 blocks, aiming at SPAN_TARGET_COUNT spans, so that a
  * thread's share is a small part of the pool. */
 static unsigned span_shift_for(size_t block_count)
 {
@@ -116,12 +116,13 @@ bool pool_block_is_live(struct pool *pool, size_t index)
 		live = pool->allocated[index];
 		pthread_mutex_unlock(&pool->lock);
 		return live;
-	default:
-		return (atomic_load_explicit(&pool->block_state[index],
-		                             memory_order_relaxed) &
-		        1) &&
+	default: {
+		uint32_t state = atomic_load_explicit(&pool->block_state[index],
+		                                      memory_order_relaxed);
+		return (state & STATE_OUT) &&
 		       atomic_load_explicit(&pool->claims[index],
-		                            memory_order_relaxed) == 0;
+		                            memory_order_relaxed) != state;
+	}
 	}
 }
 

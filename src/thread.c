@@ -28,16 +28,18 @@
  * Why a double free can never hand a block out twice, even when two threads
  * free the same block at the same moment:
  *  - Every block has a state word, written only by the owner of its span:
- *    generation << 1 | handed-out.  Allocation sets the low bit; a free by
- *    the owner adds one (new generation, not handed out).
+ *    generation << 2 | parked | handed-out.  Allocation sets the low bit; a
+ *    free by the owner starts the next generation, not handed out.
  *  - A remote free first claims the block: a CAS of its claim word from 0 to
  *    the state it read.  Of two remote frees of one block only one can claim
  *    it, so a block is on a remote list at most once and no list can loop.
  *  - The owner, draining its remote list, accepts a block only if the claim
  *    still equals the block's state (same generation, still handed out).  If
- *    the owner freed (and perhaps re-allocated) the block in the meantime,
- *    the generations differ: the remote free is reported and dropped.  The
- *    owner also refuses to free a block that carries a claim.
+ *    the owner freed the block in the meantime, the generations differ: the
+ *    remote free is reported and dropped.  The owner never hands out a block
+ *    that carries a claim: it parks it (free, on no list) and the drain puts
+ *    it back on the local list, so the block is on a list exactly once.  The
+ *    owner also refuses to free an allocation that a remote free claimed.
  *  - The remote link lives in word 1 and the local link in word 0, so even
  *    a block that sits on both lists after such a race keeps both intact;
  *    a drain also stops at any link that does not name a claimed block of
@@ -165,13 +167,20 @@ static size_t span_drain(struct pool *pool, struct span *span)
 		link = remote_link_load(pool, block, hooks);
 		uint32_t state = atomic_load_explicit(&pool->block_state[index],
 		                                      memory_order_relaxed);
-		if (claim == state) {
-			atomic_store_explicit(&pool->block_state[index],
-			                      state + 1, memory_order_relaxed);
+		if (claim == state || (state & STATE_PARKED)) {
+			/* A remote free of the live allocation, or of a block
+			 * the owner freed too and then parked: either way the
+			 * block goes back on the local list, once. */
+			atomic_store_explicit(
+			    &pool->block_state[index],
+			    claim == state ? state_freed(state)
+			                   : state & ~STATE_PARKED,
+			    memory_order_relaxed);
 			link_store(pool, block, span->local_free, hooks);
 			span->local_free = block;
 			returned++;
-		} else {
+		}
+		if (claim != state) {
 			/* The owner freed this block while another thread
 			 * freed it too; the owner's free stands, and the
 			 * remote one, counted when it was made, is undone. */
@@ -397,7 +406,7 @@ static int span_free_remote(struct pool *pool, struct thread_cache *tc,
 	    atomic_load_explicit(&pool->block_state[index], memory_order_relaxed);
 	uint32_t unclaimed = 0;
 
-	if (!(state & 1) ||
+	if (!(state & STATE_OUT) ||
 	    !atomic_compare_exchange_strong_explicit(
 	        &pool->claims[index], &unclaimed, state, memory_order_relaxed,
 	        memory_order_relaxed))

@@ -63,6 +63,21 @@ POOL_INLINE struct thread_cache *thread_cache_get(struct pool *pool)
 	return thread_cache_lookup(pool);
 }
 
+/*
+ * A block's state word: generation << 2 | STATE_PARKED | STATE_OUT.  The
+ * generation grows by one at each free, so a claim made for one allocation
+ * never matches the next.  A parked block is free but held back from the
+ * local list until the drain has seen a racing remote free of it.
+ */
+#define STATE_OUT 0x1u
+#define STATE_PARKED 0x2u
+
+/* The state after a free: the next generation, not handed out. */
+POOL_INLINE uint32_t state_freed(uint32_t state)
+{
+	return (state & ~(STATE_OUT | STATE_PARKED)) + 4;
+}
+
 POOL_INLINE size_t span_first_block(const struct pool *pool,
                                     const struct span *span)
 {
@@ -79,16 +94,16 @@ POOL_INLINE size_t span_first_block(const struct pool *pool,
 POOL_INLINE void *span_pop(struct pool *pool, struct span *span, bool *fresh,
                            unsigned hooks)
 {
-	void *block = span->local_free;
+	void *block;
 	size_t index;
+	uint32_t state;
 
+again:
+	block = span->local_free;
 	if (likely(block != NULL)) {
 		void *next = link_load(pool, block, hooks);
-		if (unlikely(!link_is_valid(pool, next))) {
-			span->local_free = NULL;
-			span->corrupt = block;
-			return NULL;
-		}
+		if (unlikely(!link_is_valid(pool, next)))
+			goto corrupt;
 		span->local_free = next;
 		index = region_index_of(pool, block);
 		*fresh = false;
@@ -106,16 +121,27 @@ POOL_INLINE void *span_pop(struct pool *pool, struct span *span, bool *fresh,
 
 	/* Only this thread writes the state of its span's blocks; other
 	 * threads read it (relaxed) when they free one, see thread.c. */
-	uint32_t state =
-	    atomic_load_explicit(&pool->block_state[index], memory_order_relaxed);
-	if (unlikely(state & 1)) {
-		span->local_free = NULL;
-		span->corrupt = block;
-		return NULL;
+	state = atomic_load_explicit(&pool->block_state[index],
+	                             memory_order_relaxed);
+	if (unlikely(state & STATE_OUT))
+		goto corrupt;
+	if (unlikely(atomic_load_explicit(&pool->claims[index],
+	                                  memory_order_relaxed) != 0)) {
+		/* A remote free of this block's last life is still on the
+		 * remote list: a double free raced with our own free.  Park
+		 * the block; the drain reconciles it. */
+		atomic_store_explicit(&pool->block_state[index],
+		                      state | STATE_PARKED, memory_order_relaxed);
+		goto again;
 	}
-	atomic_store_explicit(&pool->block_state[index], state | 1,
+	atomic_store_explicit(&pool->block_state[index], state | STATE_OUT,
 	                      memory_order_relaxed);
 	return block;
+
+corrupt:
+	span->local_free = NULL;
+	span->corrupt = block;
+	return NULL;
 }
 
 /*
@@ -129,14 +155,13 @@ POOL_INLINE int span_free_local(struct pool *pool, struct thread_cache *tc,
 {
 	uint32_t state =
 	    atomic_load_explicit(&pool->block_state[index], memory_order_relaxed);
-	/* Not handed out, or claimed by another thread's free: either way
-	 * this is a second free. */
-	if (unlikely(!(state & 1) ||
+	/* Not handed out, or this very allocation already claimed by another
+	 * thread's free: either way this is a second free. */
+	if (unlikely(!(state & STATE_OUT) ||
 	             atomic_load_explicit(&pool->claims[index],
-	                                  memory_order_relaxed) != 0))
+	                                  memory_order_relaxed) == state))
 		return POOL_ERROR_DOUBLE_FREE;
-	/* state + 1: clears "handed out" and starts a new generation. */
-	atomic_store_explicit(&pool->block_state[index], state + 1,
+	atomic_store_explicit(&pool->block_state[index], state_freed(state),
 	                      memory_order_relaxed);
 	hooks_block_in(pool, block, hooks);
 	link_store(pool, block, span->local_free, hooks);

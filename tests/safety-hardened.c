@@ -33,7 +33,9 @@
 #include "safety-util.h"
 
 #define BLOCK 64
-#define COUNT 64
+/* 512 blocks: in POOL_PER_THREAD mode the pool cuts them into spans of 8,
+ * so a[0..7] below share one span. */
+#define COUNT 512
 #define FIRST 8 /* blocks allocated before the damage: a[0..7] */
 #define MAX_LIVE (4 * COUNT)
 

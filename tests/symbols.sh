@@ -1,0 +1,133 @@
+#!/bin/sh
+# The shared library exports exactly the functions include/shiftpool.h
+# declares: none missing (hidden by the version script or by visibility),
+# none extra (an internal helper leaking into the ABI).
+#
+# Run by `make check`, which sets abs_top_builddir, abs_top_srcdir and NM.
+# Exit 77 (skip) when the build has no shared library.
+set -u
+
+: "${abs_top_builddir:?set by make check}"
+: "${abs_top_srcdir:?set by make check}"
+NM=${NM:-nm}
+
+header=$abs_top_srcdir/include/shiftpool.h
+la=$abs_top_builddir/src/libshiftpool.la
+
+if [ ! -f "$la" ]; then
+	echo "symbols: $la is not built" >&2
+	exit 99
+fi
+# libtool's .la names the shared object in dlname, empty without one.
+dlname=$(sed -n "s/^dlname='\(.*\)'\$/\1/p" "$la")
+if [ -z "$dlname" ]; then
+	echo "symbols: shared libraries are disabled (--disable-shared); skipped"
+	exit 77
+fi
+lib=$abs_top_builddir/src/.libs/$dlname
+if [ ! -f "$lib" ]; then
+	echo "symbols: $lib, named by $la, does not exist" >&2
+	exit 99
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/shiftpool-symbols.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' 0
+trap 'exit 99' 1 2 15
+
+# The declared functions: drop comments (both kinds), then preprocessor lines, cut the
+# rest at semicolons, and take the name before the first parenthesis of
+# every declaration that is not a typedef.  Comments go first because one
+# may start on a directive line and end on a later one.
+awk '
+	{
+		line = $0
+		out = ""
+		while (line != "") {
+			if (comment) {
+				i = index(line, "*/")
+				if (i == 0)
+					line = ""
+				else {
+					line = substr(line, i + 2)
+					comment = 0
+				}
+			} else {
+				i = index(line, "/*")
+				j = index(line, "//")
+				if (j > 0 && (i == 0 || j < i)) {
+					out = out substr(line, 1, j - 1)
+					line = ""
+				} else if (i == 0) {
+					out = out line
+					line = ""
+				} else {
+					out = out substr(line, 1, i - 1) " "
+					line = substr(line, i + 2)
+					comment = 1
+				}
+			}
+		}
+		print out
+	}
+' "$header" |
+	awk '
+		# Directives, with their continuation lines.
+		directive || /^[ \t]*#/ {
+			directive = /\\$/
+			next
+		}
+		{ print }
+	' |
+	sed 's/extern "C"[ \t]*{//' | tr '\n' ' ' | tr ';' '\n' |
+	awk '
+		{ sub(/^[ \t{}]+/, "") }
+		/^typedef[ \t]/ { next }
+		{
+			i = index($0, "(")
+			if (i == 0)
+				next
+			head = substr($0, 1, i - 1)
+			sub(/[ \t]+$/, "", head)
+			n = split(head, words, /[^A-Za-z0-9_]+/)
+			if (n > 0 && words[n] != "")
+				print words[n]
+		}
+	' | sort -u >"$tmp/declared"
+
+# A broken extraction must not pass as "nothing declared, nothing exported".
+for name in pool_init pool_free shiftpool_version; do
+	if ! grep -qx "$name" "$tmp/declared"; then
+		echo "symbols: could not find $name in $header; extracted:" >&2
+		cat "$tmp/declared" >&2
+		exit 99
+	fi
+done
+
+# The exported functions and data.  Absolute symbols (type A) are the
+# version nodes of the version script; "@VERSION" suffixes are stripped.
+if ! $NM -D --defined-only "$lib" >"$tmp/nm.out"; then
+	echo "symbols: $NM -D --defined-only $lib failed" >&2
+	exit 99
+fi
+awk 'NF >= 3 && $2 != "A" { sub(/@.*/, "", $3); print $3 }' "$tmp/nm.out" |
+	sort -u >"$tmp/exported"
+
+echo "symbols: $lib"
+echo "declared in $header:"
+sed 's/^/	/' "$tmp/declared"
+
+status=0
+missing=$(comm -23 "$tmp/declared" "$tmp/exported")
+extra=$(comm -13 "$tmp/declared" "$tmp/exported")
+if [ -n "$missing" ]; then
+	echo "FAIL: declared but not exported:"
+	echo "$missing" | sed 's/^/	/'
+	status=1
+fi
+if [ -n "$extra" ]; then
+	echo "FAIL: exported but not declared in the public header:"
+	echo "$extra" | sed 's/^/	/'
+	status=1
+fi
+[ $status -eq 0 ] && echo "exports match the header exactly"
+exit $status
