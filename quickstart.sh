@@ -1,7 +1,8 @@
 #!/bin/sh
 # shiftpool quick start: installs what a Debian machine lacks, builds, and
-#   ./quickstart.sh test    runs the test suite: make check, make distcheck,
-#                           and make check under ASan+UBSan and TSan
+#   ./quickstart.sh test    runs the test suite: make check, the unit tests
+#                           under Valgrind, make distcheck, make check under
+#                           ASan+UBSan, and the stress tests under TSan
 #   ./quickstart.sh bench   runs the benchmark's default comparison
 #   ./quickstart.sh deps    only installs the packages
 # Builds go to build/, build-asan/ and build-tsan/ beside this script.
@@ -42,6 +43,8 @@ configure_in() {
 run_tests() {
 	configure_in build
 	make -j"$jobs" check
+	# The Check suite again, under Valgrind's memcheck, zero suppressions.
+	make -j"$jobs" safety-valgrind-suite
 	make -j"$jobs" distcheck
 	configure_in build-asan --enable-sanitizers=address,undefined
 	make -j"$jobs" check
