@@ -31,6 +31,7 @@
 #include "config.h"
 
 #include "shiftpool.h"
+#include "util.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -584,19 +585,6 @@ static void usage(FILE *stream)
 	        DEFAULT_BLOCK_SIZE, DEFAULT_BLOCKS);
 }
 
-static int parse_size(const char *text, unsigned long long max,
-                      unsigned long long *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long value = strtoull(text, &end, 10);
-	if (errno != 0 || end == text || *end != '\0' || text[0] == '-' ||
-	    value == 0 || value > max)
-		return -1;
-	*out = value;
-	return 0;
-}
-
 static int parse_options(int argc, char **argv, struct options *options)
 {
 	static const struct option long_options[] = {
@@ -611,7 +599,7 @@ static int parse_options(int argc, char **argv, struct options *options)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	unsigned long long value;
+	long long value;
 
 	*options = (struct options){
 	    .use_pool = true,
@@ -620,10 +608,7 @@ static int parse_options(int argc, char **argv, struct options *options)
 	    .blocks = DEFAULT_BLOCKS,
 	    .repeat = 1,
 	};
-	for (;;) {
-		int c = getopt_long(argc, argv, "", long_options, NULL);
-		if (c == -1)
-			break;
+	for (int c; (c = next_option(argc, argv, long_options, usage)) != -1;) {
 		switch (c) {
 		case 'a':
 			if (strcmp(optarg, "pool") == 0)
@@ -642,25 +627,26 @@ static int parse_options(int argc, char **argv, struct options *options)
 				goto bad;
 			break;
 		case 'b':
-			if (parse_size(optarg, POOL_MAX_BLOCK_SIZE, &value) !=
-			    0)
+			if (parse_number(optarg, 1,
+			                 (long long)POOL_MAX_BLOCK_SIZE,
+			                 &value) != 0)
 				goto bad;
 			options->block_size = (size_t)value;
 			break;
 		case 'n':
-			if (parse_size(optarg, (size_t)1 << 24, &value) != 0)
+			if (parse_number(optarg, 1, 1 << 24, &value) != 0)
 				goto bad;
 			options->blocks = (size_t)value;
 			break;
 		case 'B':
 			/* libcurl takes 1 KiB to 10 MiB. */
-			if (parse_size(optarg, 10 << 20, &value) != 0 ||
+			if (parse_number(optarg, 1, 10 << 20, &value) != 0 ||
 			    value < 1024)
 				goto bad;
 			options->buffer_size = (long)value;
 			break;
 		case 'r':
-			if (parse_size(optarg, MAX_REPEAT, &value) != 0)
+			if (parse_number(optarg, 1, MAX_REPEAT, &value) != 0)
 				goto bad;
 			options->repeat = (int)value;
 			break;
@@ -670,11 +656,7 @@ static int parse_options(int argc, char **argv, struct options *options)
 		case 'j':
 			options->json = true;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
 			return -1;
 		}
 	}
@@ -685,9 +667,7 @@ static int parse_options(int argc, char **argv, struct options *options)
 	options->url = argv[optind];
 	return 0;
 bad:
-	fprintf(stderr, "curl-pool: invalid value '%s'\n", optarg);
-	usage(stderr);
-	return -1;
+	return invalid_value("curl-pool", usage);
 }
 
 /* ------------------------------------------------------------ main */

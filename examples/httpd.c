@@ -46,6 +46,7 @@
 
 #include "http.h"
 #include "httpd-alloc.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1064,20 +1065,6 @@ static void usage(FILE *stream)
 	    DEFAULT_POOL_BLOCK_SIZE, DEFAULT_POOL_BLOCKS);
 }
 
-/* Parses a decimal number in [min, max]; returns 0, or -1. */
-static int parse_number(const char *text, long long min, long long max,
-                        long long *out)
-{
-	char *end;
-	errno = 0;
-	long long value = strtoll(text, &end, 10);
-	if (errno != 0 || end == text || *end != '\0' || value < min ||
-	    value > max)
-		return -1;
-	*out = value;
-	return 0;
-}
-
 static int parse_options(int argc, char **argv, struct options *options)
 {
 	static const struct option long_options[] = {
@@ -1098,10 +1085,7 @@ static int parse_options(int argc, char **argv, struct options *options)
 	    .pool_block_size = DEFAULT_POOL_BLOCK_SIZE,
 	    .pool_blocks = DEFAULT_POOL_BLOCKS,
 	};
-	for (;;) {
-		int c = getopt_long(argc, argv, "", long_options, NULL);
-		if (c == -1)
-			break;
+	for (int c; (c = next_option(argc, argv, long_options, usage)) != -1;) {
 		switch (c) {
 		case 'p':
 			if (parse_number(optarg, 0, 65535, &value) != 0)
@@ -1128,11 +1112,7 @@ static int parse_options(int argc, char **argv, struct options *options)
 				goto bad;
 			options->pool_blocks = (size_t)value;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
 			return -1;
 		}
 	}
@@ -1143,9 +1123,7 @@ static int parse_options(int argc, char **argv, struct options *options)
 	}
 	return 0;
 bad:
-	fprintf(stderr, "httpd: invalid value '%s'\n", optarg);
-	usage(stderr);
-	return -1;
+	return invalid_value("httpd", usage);
 }
 
 /* Runs the program built for an allocator this one does not serve: the

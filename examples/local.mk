@@ -21,8 +21,11 @@ AM_TESTS_ENVIRONMENT += CURL='$(CURL)'; export CURL;
 
 # ---------------------------------------------------------------- httpd
 
+# What the programs share: option parsing (util), the HTTP they speak (http).
+EXAMPLES_UTIL_SOURCES = examples/util.h examples/util.c
+
 EXAMPLES_HTTPD_SOURCES = examples/httpd.c examples/http.h examples/http.c \
-	examples/httpd-alloc.h examples/httpd-alloc.c
+	examples/httpd-alloc.h examples/httpd-alloc.c $(EXAMPLES_UTIL_SOURCES)
 
 noinst_PROGRAMS += examples/httpd
 examples_httpd_SOURCES = $(EXAMPLES_HTTPD_SOURCES)
@@ -70,14 +73,14 @@ TESTS += examples/tests/http-parse examples/tests/httpd.sh
 examples_tests_http_parse_SOURCES = examples/tests/http-parse.c \
 	examples/http.h examples/http.c
 examples_tests_httpd_client_SOURCES = examples/tests/httpd-client.c \
-	examples/http.h examples/http.c
+	examples/http.h examples/http.c $(EXAMPLES_UTIL_SOURCES)
 
 # ---------------------------------------------------------------- curl-pool
 
 if HAVE_LIBCURL
 noinst_PROGRAMS += examples/curl-pool
 endif
-examples_curl_pool_SOURCES = examples/curl-pool.c
+examples_curl_pool_SOURCES = examples/curl-pool.c $(EXAMPLES_UTIL_SOURCES)
 examples_curl_pool_CFLAGS = $(AM_CFLAGS) $(LIBCURL_CFLAGS)
 examples_curl_pool_LDFLAGS = $(AM_LDFLAGS) -no-install
 examples_curl_pool_LDADD = src/libshiftpool.la $(LIBCURL_LIBS)

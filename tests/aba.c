@@ -35,15 +35,10 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* gettid(), SIGEV_THREAD_ID */
-#endif
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,99 +46,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "shiftpool.h"
+#include "concurrency.h"
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-/* ThreadSanitizer holds back asynchronous signals until the thread's next
- * intercepted call, so the preemption timer below cannot stop a thread at
- * a random point there: it is off by default in such a build. */
-#if defined(__SANITIZE_THREAD__)
-#define TSAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TSAN_BUILD 1
-#endif
-#endif
-#ifndef TSAN_BUILD
-#define TSAN_BUILD 0
-#endif
-
-static void failf(const char *file, int line, const char *cond,
-                  const char *fmt, ...)
-    __attribute__((noreturn, format(printf, 4, 5)));
-
-static void failf(const char *file, int line, const char *cond,
-                  const char *fmt, ...)
-{
-	va_list ap;
-	flockfile(stderr);
-	fprintf(stderr, "aba: FAIL %s:%d: %s: ", file, line, cond);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	fflush(stderr);
-	funlockfile(stderr);
-	abort();
-}
-
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond))                                                 \
-			failf(__FILE__, __LINE__, #cond, __VA_ARGS__);       \
-	} while (0)
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
-
-static uint64_t rnd(uint64_t *state)
-{
-	*state += 0x9e3779b97f4a7c15ull;
-	return mix64(*state);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static const char *mode_name(int flags)
-{
-	return (flags & POOL_MODE_MASK) == POOL_LOCKED ? "locked" : "per-thread";
-}
-
-#define SLOTS 4          /* blocks in transit between threads */
+#define SLOTS      4 /* blocks in transit between threads */
 #define BLOCK_SIZE 64
 
 struct aba {
 	pool_t *pool;
 	int flags;
 	size_t count;
-	size_t words;              /* 64-bit words per block */
+	size_t words; /* 64-bit words per block */
 	uintptr_t base;
-	_Atomic uint64_t *owner;   /* per block: 0 or the holder's stamp */
+	_Atomic uint64_t *owner; /* per block: 0 or the holder's stamp */
 	_Atomic(void *) slots[SLOTS];
-	uint64_t target;           /* successful allocations this round */
+	uint64_t target; /* successful allocations this round */
 	_Atomic uint64_t done;
 	_Atomic uint64_t allocs, frees, enomem, passed, crossed;
 	_Atomic unsigned finished; /* threads of this round that are done */
@@ -151,9 +69,7 @@ struct aba {
 	uint64_t seed;
 };
 
-static _Atomic uint32_t serials = 1;
-
-#define MAX_STASH 32     /* blocks a thread holds for a while */
+#define MAX_STASH 32 /* blocks a thread holds for a while */
 
 struct aba_thread {
 	struct aba *a;
@@ -198,12 +114,9 @@ static void give_back(struct aba *a, struct aba_thread *t, void *p)
 	if ((uint32_t)(stamp >> 32) != t->serial)
 		atomic_fetch_add_explicit(&a->crossed, 1, memory_order_relaxed);
 	size_t index = index_of(a, p);
-	uint64_t expected = stamp;
+	uint64_t expected;
 	/* Released in the table before the pool may hand it out again. */
-	CHECK(atomic_compare_exchange_strong_explicit(&a->owner[index],
-	                                              &expected, 0,
-	                                              memory_order_acq_rel,
-	                                              memory_order_acquire),
+	CHECK(owner_release(&a->owner[index], stamp, &expected),
 	      "block %zu: table changed under its owner (%#" PRIx64 ")", index,
 	      expected);
 	pool_free(a->pool, p);
@@ -215,61 +128,14 @@ static bool take_one(struct aba *a, struct aba_thread *t)
 {
 	size_t start = (size_t)(rnd(&t->rng) % SLOTS);
 	for (size_t k = 0; k < SLOTS; k++) {
-		void *p = atomic_exchange_explicit(&a->slots[(start + k) % SLOTS],
-		                                   NULL, memory_order_acq_rel);
+		void *p = atomic_exchange_explicit(
+		    &a->slots[(start + k) % SLOTS], NULL, memory_order_acq_rel);
 		if (p) {
 			give_back(a, t, p);
 			return true;
 		}
 	}
 	return false;
-}
-
-/*
- * Preemption at random points.  On a machine with few cores the window of
- * a lock-free pop (between reading the top's next link and the CAS) is a
- * few nanoseconds and a thread is rarely descheduled inside it.  So each
- * worker arms a timer of its own (SIGEV_THREAD_ID) that interrupts it
- * every preempt_us microseconds wherever it is, and the handler yields the
- * core: the thread stops mid-operation while the others run, the
- * interleaving that turns a stale link into a double hand-out.
- */
-static unsigned preempt_us = TSAN_BUILD ? 0 : 200;
-static _Atomic uint64_t preemptions;
-
-static void preempt_handler(int sig)
-{
-	(void)sig;
-	int saved = errno;
-	atomic_fetch_add_explicit(&preemptions, 1, memory_order_relaxed);
-	sched_yield();
-	errno = saved;
-}
-
-static bool preempt_arm(timer_t *timer)
-{
-#ifndef SIGEV_THREAD_ID
-	(void)timer;
-	return false;
-#else
-	if (preempt_us == 0)
-		return false;
-	struct sigevent sev;
-	memset(&sev, 0, sizeof sev);
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = SIGUSR1;
-#ifdef sigev_notify_thread_id
-	sev.sigev_notify_thread_id = gettid();
-#else
-	sev._sigev_un._tid = gettid();
-#endif
-	if (timer_create(CLOCK_MONOTONIC, &sev, timer) != 0)
-		return false;
-	struct itimerspec its = {{0, (long)preempt_us * 1000},
-	                         {0, (long)preempt_us * 1000}};
-	timer_settime(*timer, 0, &its, NULL);
-	return true;
-#endif
 }
 
 static void *aba_thread_fn(void *arg)
@@ -281,15 +147,16 @@ static void *aba_thread_fn(void *arg)
 	uint64_t local_done = 0, enomem = 0, passed = 0, allocs = 0;
 	unsigned idle = 0;
 
-	while (atomic_load_explicit(&a->done, memory_order_relaxed) < a->target) {
+	while (atomic_load_explicit(&a->done, memory_order_relaxed) <
+	       a->target) {
 		uint64_t r = rnd(&t->rng);
 		bool zeroed = (r & 7) == 0;
 		errno = 0;
 		void *p = zeroed ? pool_calloc(a->pool, 1, BLOCK_SIZE)
 		                 : pool_malloc(a->pool, BLOCK_SIZE);
 		if (p == NULL) {
-			CHECK(errno == ENOMEM, "empty pool: errno %d, not ENOMEM",
-			      errno);
+			CHECK(errno == ENOMEM,
+			      "empty pool: errno %d, not ENOMEM", errno);
 			enomem++;
 			/* Give back what we hold, else what another thread
 			 * passed on; with nothing to do, let others run. */
@@ -311,21 +178,21 @@ static void *aba_thread_fn(void *arg)
 			sched_yield();
 		size_t index = index_of(a, p);
 		uint64_t stamp = (uint64_t)t->serial << 32 | ++t->next;
-		uint64_t expected = 0;
-		if (!atomic_compare_exchange_strong_explicit(
-		        &a->owner[index], &expected, stamp, memory_order_acq_rel,
-		        memory_order_acquire))
-			failf(__FILE__, __LINE__, "block handed out twice",
-			      "%s, %zu blocks: block %zu (%p) handed to %#" PRIx64
-			      " while %#" PRIx64 " holds it",
-			      mode_name(a->flags), a->count, index, p, stamp,
-			      expected);
+		uint64_t expected;
+		if (!owner_take(&a->owner[index], stamp, &expected))
+			failf(
+			    __FILE__, __LINE__, "block handed out twice",
+			    "%s, %zu blocks: block %zu (%p) handed to %#" PRIx64
+			    " while %#" PRIx64 " holds it",
+			    mode_name(a->flags), a->count, index, p, stamp,
+			    expected);
 		allocs++;
 		uint64_t *w = p;
 		if (zeroed)
 			for (size_t i = 0; i < a->words; i++)
 				CHECK(w[i] == 0,
-				      "pool_calloc: block %zu word %zu is %#" PRIx64,
+				      "pool_calloc: block %zu word %zu is "
+				      "%#" PRIx64,
 				      index, i, w[i]);
 		for (size_t i = 0; i < a->words; i++)
 			w[i] = stamp;
@@ -352,7 +219,8 @@ static void *aba_thread_fn(void *arg)
 		}
 		default: {
 			void *old = atomic_exchange_explicit(
-			    &a->slots[(r >> 24) % SLOTS], p, memory_order_acq_rel);
+			    &a->slots[(r >> 24) % SLOTS], p,
+			    memory_order_acq_rel);
 			passed++;
 			if (old)
 				give_back(a, t, old);
@@ -382,16 +250,15 @@ static void check_capacity(struct aba *a)
 {
 	void **blocks = calloc(a->count, sizeof *blocks);
 	CHECK(blocks != NULL, "out of memory");
-	uint32_t serial = atomic_fetch_add(&serials, 1);
+	uint32_t serial = next_serial();
 	for (size_t i = 0; i < a->count; i++) {
 		blocks[i] = pool_malloc(a->pool, BLOCK_SIZE);
 		CHECK(blocks[i] != NULL,
 		      "%s, %zu blocks: only %zu could be had at the end: %s",
 		      mode_name(a->flags), a->count, i, strerror(errno));
 		size_t index = index_of(a, blocks[i]);
-		uint64_t expected = 0, stamp = (uint64_t)serial << 32 | (i + 1);
-		CHECK(atomic_compare_exchange_strong(&a->owner[index], &expected,
-		                                     stamp),
+		uint64_t expected, stamp = (uint64_t)serial << 32 | (i + 1);
+		CHECK(owner_take(&a->owner[index], stamp, &expected),
 		      "block %zu handed out twice at the end", index);
 	}
 	errno = 0;
@@ -402,14 +269,6 @@ static void check_capacity(struct aba *a)
 		pool_free(a->pool, blocks[i]);
 	}
 	free(blocks);
-}
-
-static size_t table_live(struct aba *a)
-{
-	size_t live = 0;
-	for (size_t i = 0; i < a->count; i++)
-		live += atomic_load(&a->owner[i]) != 0;
-	return live;
 }
 
 /*
@@ -429,7 +288,8 @@ static void wait_for_round(struct aba *a, unsigned nthreads, unsigned round)
 	       nthreads) {
 		struct timespec ts = {0, 20 * 1000 * 1000};
 		nanosleep(&ts, NULL);
-		uint64_t progress = atomic_load(&a->done) + atomic_load(&a->frees);
+		uint64_t progress =
+		    atomic_load(&a->done) + atomic_load(&a->frees);
 		if (progress != last) {
 			last = progress;
 			since = now();
@@ -440,8 +300,9 @@ static void wait_for_round(struct aba *a, unsigned nthreads, unsigned round)
 			      "%s, %zu blocks, round %u: no block allocated or "
 			      "freed for %u s (in_use %zu, test holds %zu of "
 			      "them): capacity is stranded",
-			      mode_name(a->flags), a->count, round, stall_seconds,
-			      st.in_use, table_live(a));
+			      mode_name(a->flags), a->count, round,
+			      stall_seconds, st.in_use,
+			      owner_live(a->owner, a->count));
 		}
 	}
 	atomic_store(&a->finished, 0);
@@ -457,9 +318,10 @@ static void *find_base(void *arg)
 	       pool_owns(a->pool, (void *)(base - BLOCK_SIZE)))
 		base -= BLOCK_SIZE;
 	a->base = base;
-	CHECK(pool_owns(a->pool, (void *)(base + (a->count - 1) * BLOCK_SIZE)) &&
-	          !pool_owns(a->pool, (void *)(base + a->count * BLOCK_SIZE)),
-	      "the region is not %zu blocks", a->count);
+	CHECK(
+	    pool_owns(a->pool, (void *)(base + (a->count - 1) * BLOCK_SIZE)) &&
+	        !pool_owns(a->pool, (void *)(base + a->count * BLOCK_SIZE)),
+	    "the region is not %zu blocks", a->count);
 	pool_free(a->pool, p);
 	return NULL;
 }
@@ -502,11 +364,12 @@ static void run(int flags, size_t count, unsigned nthreads, unsigned rounds,
 		a->target = cycles * (round + 1) / rounds;
 		for (unsigned i = 0; i < nthreads; i++) {
 			ts[i].a = a;
-			ts[i].serial = atomic_fetch_add(&serials, 1);
+			ts[i].serial = next_serial();
 			ts[i].rng = mix64(seed ^ mix64(ts[i].serial));
 			ts[i].next = 0;
 			memset(ts[i].stash, 0, sizeof ts[i].stash);
-			int rc = pthread_create(&th[i], NULL, aba_thread_fn, &ts[i]);
+			int rc =
+			    pthread_create(&th[i], NULL, aba_thread_fn, &ts[i]);
 			CHECK(rc == 0, "pthread_create: %s", strerror(rc));
 		}
 		wait_for_round(a, nthreads, round);
@@ -514,10 +377,12 @@ static void run(int flags, size_t count, unsigned nthreads, unsigned rounds,
 			pthread_join(th[i], NULL);
 		pool_stats_t st;
 		CHECK(pool_stats(a->pool, &st) == 0, "pool_stats");
-		CHECK(st.in_use == table_live(a),
-		      "%s, %zu blocks, after round %u: in_use %zu, the test holds "
+		CHECK(st.in_use == owner_live(a->owner, a->count),
+		      "%s, %zu blocks, after round %u: in_use %zu, the test "
+		      "holds "
 		      "%zu",
-		      mode_name(flags), count, round, st.in_use, table_live(a));
+		      mode_name(flags), count, round, st.in_use,
+		      owner_live(a->owner, a->count));
 	}
 	double t1 = now();
 
@@ -541,9 +406,9 @@ static void run(int flags, size_t count, unsigned nthreads, unsigned rounds,
 	      frees, st.fallback_allocs, st.fallback_frees);
 	check_capacity(a);
 
-	printf("aba %-10s blocks=%-3zu threads=%-2u hold=%-2zu rounds=%u cycles=%-8" PRIu64
-	       " passed=%-8" PRIu64 " crossed=%-8" PRIu64 " enomem=%-9" PRIu64
-	       " double hand-outs=0 %.2fs OK\n",
+	printf("aba %-10s blocks=%-3zu threads=%-2u hold=%-2zu rounds=%u "
+	       "cycles=%-8" PRIu64 " passed=%-8" PRIu64 " crossed=%-8" PRIu64
+	       " enomem=%-9" PRIu64 " double hand-outs=0 %.2fs OK\n",
 	       mode_name(flags), count, nthreads, a->stash, rounds,
 	       atomic_load(&a->allocs), atomic_load(&a->passed),
 	       atomic_load(&a->crossed), atomic_load(&a->enomem), t1 - t0);
@@ -568,23 +433,19 @@ static void usage(const char *argv0)
 
 int main(int argc, char **argv)
 {
-	const char *env = getenv("STRESS_LONG");
-	bool long_run = env && *env && strcmp(env, "0") != 0;
+	bool long_run = long_run_from_env();
 	int modes[2] = {POOL_LOCKED, POOL_PER_THREAD}, nmodes = 2;
 	size_t counts[16];
 	int ncounts = 0;
 	unsigned nthreads = 16, rounds = 0;
 	uint64_t cycles = 0, seed = 0xaba;
 
+	preempt_us = PREEMPT_DEFAULT_US(200);
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
-		if (strcmp(s, "--long") == 0)
-			long_run = true;
-		else if (strcmp(s, "--mode=locked") == 0)
-			modes[0] = POOL_LOCKED, nmodes = 1;
-		else if (strcmp(s, "--mode=per-thread") == 0)
-			modes[0] = POOL_PER_THREAD, nmodes = 1;
-		else if (strncmp(s, "--threads=", 10) == 0)
+		if (common_option(s, &long_run, modes, &nmodes))
+			continue;
+		if (strncmp(s, "--threads=", 10) == 0)
 			nthreads = (unsigned)strtoul(s + 10, NULL, 10);
 		else if (strncmp(s, "--blocks=", 9) == 0) {
 			const char *p = s + 9;
@@ -600,8 +461,6 @@ int main(int argc, char **argv)
 			cycles = strtoull(s + 9, NULL, 10);
 		else if (strncmp(s, "--rounds=", 9) == 0)
 			rounds = (unsigned)strtoul(s + 9, NULL, 10);
-		else if (strncmp(s, "--preempt-us=", 13) == 0)
-			preempt_us = (unsigned)strtoul(s + 13, NULL, 10);
 		else if (strncmp(s, "--stash=", 8) == 0) {
 			opt_stash = strtoul(s + 8, NULL, 10);
 			if (opt_stash == 0 || opt_stash > MAX_STASH)
@@ -628,22 +487,14 @@ int main(int argc, char **argv)
 	if (rounds == 0)
 		rounds = long_run ? 8 : 2;
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = preempt_handler;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
-
-	alarm(long_run ? 4 * 3600 : 600); /* a deadlock fails, not hangs */
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	concurrency_start("aba", long_run);
 	printf("aba: %s run, seed %#" PRIx64 "\n", long_run ? "long" : "short",
 	       seed);
 	double t0 = now();
 	for (int m = 0; m < nmodes; m++)
 		for (int c = 0; c < ncounts; c++)
-			run(modes[m], counts[c], nthreads, rounds, cycles, seed);
-	printf("aba: all OK in %.2fs (%" PRIu64 " preemptions by timer)\n",
-	       now() - t0, atomic_load(&preemptions));
+			run(modes[m], counts[c], nthreads, rounds, cycles,
+			    seed);
+	concurrency_done(t0);
 	return 0;
 }

@@ -54,15 +54,10 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* gettid(), SIGEV_THREAD_ID */
-#endif
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -73,59 +68,9 @@
 #include <unistd.h>
 
 #include "shiftpool.h"
-
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-/* ThreadSanitizer holds back asynchronous signals until the thread's next
- * intercepted call, so the preemption timer below cannot stop a thread at
- * a random point there: it is off by default in such a build. */
-#if defined(__SANITIZE_THREAD__)
-#define TSAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TSAN_BUILD 1
-#endif
-#endif
-#ifndef TSAN_BUILD
-#define TSAN_BUILD 0
-#endif
+#include "concurrency.h"
 
 /* ------------------------------------------------------------ failure */
-
-static const char *current_part = "setup";
-
-static void failf(const char *file, int line, const char *cond,
-                  const char *fmt, ...) __attribute__((noreturn, format(printf, 4, 5)));
-
-static void failf(const char *file, int line, const char *cond,
-                  const char *fmt, ...)
-{
-	va_list ap;
-	flockfile(stderr);
-	fprintf(stderr, "stress: FAIL [%s] %s:%d: %s: ", current_part, file,
-	        line, cond);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	fflush(stderr);
-	funlockfile(stderr);
-	abort();
-}
-
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond))                                                 \
-			failf(__FILE__, __LINE__, #cond, __VA_ARGS__);       \
-	} while (0)
 
 static void check_pthread(int rc, const char *what)
 {
@@ -136,43 +81,6 @@ static void check_pthread(int rc, const char *what)
 }
 
 /* ------------------------------------------------------------ helpers */
-
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
-
-/* splitmix64 */
-static uint64_t rnd(uint64_t *state)
-{
-	*state += 0x9e3779b97f4a7c15ull;
-	return mix64(*state);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static const char *mode_name(int flags)
-{
-	switch (flags & POOL_MODE_MASK) {
-	case POOL_SINGLE:
-		return "single";
-	case POOL_LOCKED:
-		return "locked";
-	case POOL_PER_THREAD:
-		return "per-thread";
-	}
-	return "?";
-}
 
 static pool_stats_t stats_of(const pool_t *pool)
 {
@@ -192,65 +100,6 @@ static void join_thread(pthread_t t)
 	check_pthread(pthread_join(t, NULL), "pthread_join");
 }
 
-/*
- * Preemption at random points (as in tests/aba.c): each stress thread arms
- * a timer of its own that interrupts it every preempt_us microseconds,
- * wherever it is, and the handler yields the core, so that on a machine
- * with two cores threads still stop inside the library's lock-free
- * windows while others run.  0 turns it off.
- */
-static unsigned preempt_us = TSAN_BUILD ? 0 : 1000;
-static _Atomic uint64_t preemptions;
-
-static void preempt_handler(int sig)
-{
-	(void)sig;
-	int saved = errno;
-	atomic_fetch_add_explicit(&preemptions, 1, memory_order_relaxed);
-	sched_yield();
-	errno = saved;
-}
-
-static bool preempt_arm(timer_t *timer)
-{
-#ifndef SIGEV_THREAD_ID
-	(void)timer;
-	return false;
-#else
-	if (preempt_us == 0)
-		return false;
-	struct sigevent sev;
-	memset(&sev, 0, sizeof sev);
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = SIGUSR1;
-#ifdef sigev_notify_thread_id
-	sev.sigev_notify_thread_id = gettid();
-#else
-	sev._sigev_un._tid = gettid();
-#endif
-	if (timer_create(CLOCK_MONOTONIC, &sev, timer) != 0)
-		return false;
-	struct itimerspec its = {{0, (long)preempt_us * 1000},
-	                         {0, (long)preempt_us * 1000}};
-	timer_settime(*timer, 0, &its, NULL);
-	return true;
-#endif
-}
-
-static void preempt_install(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = preempt_handler;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
-}
-
-/* Every thread of the run gets a serial; object ids are serial << 32 | n,
- * unique and never 0. */
-static _Atomic uint32_t thread_serials = 1;
-
 /* ------------------------------------------------------------ tracking */
 
 /*
@@ -263,11 +112,11 @@ static _Atomic uint32_t thread_serials = 1;
 struct tracked {
 	pool_t *pool;
 	int flags;
-	int index;                 /* this pool's number in a run (0 or 1) */
+	int index; /* this pool's number in a run (0 or 1) */
 	size_t block_size;
 	size_t block_count;
 	unsigned shift;
-	_Atomic uintptr_t base;    /* 0 until the first block is seen */
+	_Atomic uintptr_t base; /* 0 until the first block is seen */
 	_Atomic uint64_t *owner;
 };
 
@@ -314,15 +163,18 @@ static uintptr_t tracked_base(struct tracked *tr, const void *block)
 	/* owns(lo) == 1, owns(hi) == 0 (or hi beyond any block) */
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (mid * bs <= p && pool_owns(tr->pool, (const void *)(p - mid * bs)))
+		if (mid * bs <= p &&
+		    pool_owns(tr->pool, (const void *)(p - mid * bs)))
 			lo = mid;
 		else
 			hi = mid;
 	}
 	base = p - lo * bs;
 	/* The region ends exactly block_count blocks later. */
-	CHECK(pool_owns(tr->pool, (const void *)(base + (tr->block_count - 1) * bs)) &&
-	          !pool_owns(tr->pool, (const void *)(base + tr->block_count * bs)),
+	CHECK(pool_owns(tr->pool,
+	                (const void *)(base + (tr->block_count - 1) * bs)) &&
+	          !pool_owns(tr->pool,
+	                     (const void *)(base + tr->block_count * bs)),
 	      "pool region is not %zu blocks from %#" PRIxPTR, tr->block_count,
 	      base);
 	atomic_store_explicit(&tr->base, base, memory_order_relaxed);
@@ -345,17 +197,16 @@ static bool track_alloc(struct tracked *tr, void *p, uint64_t id)
 		uintptr_t base =
 		    atomic_load_explicit(&tr->base, memory_order_relaxed);
 		CHECK(base == 0 || (uintptr_t)p < base ||
-		          (uintptr_t)p >= base + tr->block_count * tr->block_size,
-		      "pool %d: allocation %p inside the region but not a block start",
+		          (uintptr_t)p >=
+		              base + tr->block_count * tr->block_size,
+		      "pool %d: allocation %p inside the region but not a "
+		      "block start",
 		      tr->index, p);
 		return false;
 	}
 	size_t index = tracked_index(tr, p);
-	uint64_t expected = 0;
-	if (!atomic_compare_exchange_strong_explicit(&tr->owner[index],
-	                                             &expected, id,
-	                                             memory_order_acq_rel,
-	                                             memory_order_acquire))
+	uint64_t expected;
+	if (!owner_take(&tr->owner[index], id, &expected))
 		failf(__FILE__, __LINE__, "block handed out twice",
 		      "pool %d (%s): block %zu (%p) handed to object %#" PRIx64
 		      " while object %#" PRIx64 " still holds it",
@@ -367,25 +218,12 @@ static bool track_alloc(struct tracked *tr, void *p, uint64_t id)
 static void track_free(struct tracked *tr, void *p, uint64_t id)
 {
 	size_t index = tracked_index(tr, p);
-	uint64_t expected = id;
-	if (!atomic_compare_exchange_strong_explicit(&tr->owner[index],
-	                                             &expected, 0,
-	                                             memory_order_acq_rel,
-	                                             memory_order_acquire))
+	uint64_t expected;
+	if (!owner_release(&tr->owner[index], id, &expected))
 		failf(__FILE__, __LINE__, "owner stamp changed",
 		      "pool %d (%s): block %zu (%p) freed by object %#" PRIx64
 		      " but the table says %#" PRIx64,
 		      tr->index, mode_name(tr->flags), index, p, id, expected);
-}
-
-/* Blocks the table holds as handed out.  Only at quiescence. */
-static size_t tracked_live(struct tracked *tr)
-{
-	size_t live = 0;
-	for (size_t i = 0; i < tr->block_count; i++)
-		live += atomic_load_explicit(&tr->owner[i],
-		                             memory_order_relaxed) != 0;
-	return live;
 }
 
 /* ------------------------------------------------------------ objects */
@@ -394,7 +232,7 @@ static size_t tracked_live(struct tracked *tr)
  * An object: word 0 its id, word 1 mix64(id) ^ (size | pool << 56), then
  * bytes 16..size-1 a pattern from the id.  Size is at least 16.
  */
-#define OBJ_MIN 16
+#define OBJ_MIN   16
 #define SIZE_BITS 56
 
 static unsigned char pattern_byte(uint64_t h, size_t i)
@@ -481,7 +319,7 @@ struct stress {
 	size_t max_size;           /* largest object: 4 blocks of the biggest */
 	_Atomic(void *) *transfer; /* the shared array */
 	size_t ntransfer;
-	size_t steps;              /* per thread per round */
+	size_t steps; /* per thread per round */
 	uint64_t seed;
 	unsigned round;
 	pthread_mutex_t counts_lock;
@@ -491,7 +329,7 @@ struct stress {
 struct worker {
 	struct stress *s;
 	uint32_t serial;
-	uint32_t next;             /* ids made by this thread */
+	uint32_t next; /* ids made by this thread */
 	uint64_t rng;
 	struct counts c;
 	void *local[LOCAL_SLOTS];
@@ -524,13 +362,14 @@ static void *obj_new(struct worker *w)
 	if (zeroed) {
 		const unsigned char *b = p;
 		for (size_t i = 0; i < size; i++)
-			CHECK(b[i] == 0, "pool_calloc(%zu) gave %p with byte %zu = %#x",
+			CHECK(b[i] == 0,
+			      "pool_calloc(%zu) gave %p with byte %zu = %#x",
 			      size, p, i, b[i]);
 		w->c.callocs++;
 	}
 	CHECK(!(owned && size > bs),
-	      "pool %d: %zu bytes (block %zu) served by the pool at %p", pi, size,
-	      bs, p);
+	      "pool %d: %zu bytes (block %zu) served by the pool at %p", pi,
+	      size, bs, p);
 	if (s->npools > 1)
 		CHECK(!pool_owns(s->pools[1 - pi].pool, p),
 		      "pool %d gave %p, a block of the other pool", pi, p);
@@ -579,8 +418,10 @@ static void *obj_realloc(struct worker *w, void *p)
 	CHECK(q != NULL, "pool_realloc(%p, %zu) failed: %s", p, size,
 	      strerror(errno));
 	if (was_owned && size <= bs)
-		CHECK(q == p, "pool_realloc moved block %p to %p though %zu "
-		              "bytes fit the block", p, q, size);
+		CHECK(q == p,
+		      "pool_realloc moved block %p to %p though %zu "
+		      "bytes fit the block",
+		      p, q, size);
 	bool owned = pool_owns(tr->pool, q);
 	if (was_owned && !owned) {
 		w->c.frees[info.pool_index]++;
@@ -593,7 +434,8 @@ static void *obj_realloc(struct worker *w, void *p)
 		track_alloc(tr, q, info.id);
 	else if (!owned)
 		track_alloc(tr, q, info.id); /* checks it is outside */
-	CHECK(!(owned && size > bs), "pool_realloc(%zu) gave block %p", size, q);
+	CHECK(!(owned && size > bs), "pool_realloc(%zu) gave block %p", size,
+	      q);
 	/* The kept prefix still has the pattern; then the new size. */
 	{
 		const uint64_t *word = q;
@@ -603,7 +445,8 @@ static void *obj_realloc(struct worker *w, void *p)
 		size_t keep = size < info.size ? size : info.size;
 		for (size_t i = OBJ_MIN; i < keep; i++)
 			CHECK(b[i] == pattern_byte(h, i),
-			      "pool_realloc %p -> %p (%zu -> %zu): byte %zu changed",
+			      "pool_realloc %p -> %p (%zu -> %zu): byte %zu "
+			      "changed",
 			      p, q, info.size, size, i);
 	}
 	obj_fill(q, info.id, size, info.pool_index, info.size);
@@ -648,7 +491,8 @@ static void *stress_thread(void *arg)
 			void *got = atomic_exchange_explicit(
 			    &s->transfer[j], w->local[k], memory_order_acq_rel);
 			if (got != NULL)
-				obj_check(got, s->npools, s->max_size, SIZE_MAX);
+				obj_check(got, s->npools, s->max_size,
+				          SIZE_MAX);
 			w->local[k] = got;
 			w->c.swaps++;
 		} else if (op < 30) {
@@ -696,13 +540,14 @@ static void check_whole_capacity(struct tracked *tr, const char *when)
 	size_t n = tr->block_count;
 	void **blocks = malloc(n * sizeof *blocks);
 	CHECK(blocks != NULL, "out of memory");
-	uint64_t id_base = (uint64_t)atomic_fetch_add(&thread_serials, 1) << 32;
+	uint64_t id_base = (uint64_t)next_serial() << 32;
 	for (size_t i = 0; i < n; i++) {
 		blocks[i] = pool_malloc(tr->pool, tr->block_size);
-		CHECK(blocks[i] != NULL && pool_owns(tr->pool, blocks[i]),
-		      "%s: pool %d (%s): block %zu of %zu not served by the pool "
-		      "(%p): capacity lost",
-		      when, tr->index, mode_name(tr->flags), i, n, blocks[i]);
+		CHECK(
+		    blocks[i] != NULL && pool_owns(tr->pool, blocks[i]),
+		    "%s: pool %d (%s): block %zu of %zu not served by the pool "
+		    "(%p): capacity lost",
+		    when, tr->index, mode_name(tr->flags), i, n, blocks[i]);
 		track_alloc(tr, blocks[i], id_base | (i + 1));
 		memset(blocks[i], 0xa5, tr->block_size);
 	}
@@ -733,22 +578,24 @@ static void check_quiescent(struct stress *s, const char *when, bool final)
 	for (int pi = 0; pi < s->npools; pi++) {
 		struct tracked *tr = &s->pools[pi];
 		pool_stats_t st = stats_of(tr->pool);
-		size_t live = tracked_live(tr);
+		size_t live = owner_live(tr->owner, tr->block_count);
 		CHECK(st.in_use == live,
-		      "%s: pool %d (%s): pool_stats in_use %zu, but the test holds "
+		      "%s: pool %d (%s): pool_stats in_use %zu, but the test "
+		      "holds "
 		      "%zu blocks",
 		      when, pi, mode_name(tr->flags), st.in_use, live);
-		CHECK(st.in_use <= tr->block_count && st.peak_in_use <= tr->block_count,
-		      "%s: pool %d: in_use %zu / peak %zu beyond %zu blocks", when,
-		      pi, st.in_use, st.peak_in_use, tr->block_count);
+		CHECK(st.in_use <= tr->block_count &&
+		          st.peak_in_use <= tr->block_count,
+		      "%s: pool %d: in_use %zu / peak %zu beyond %zu blocks",
+		      when, pi, st.in_use, st.peak_in_use, tr->block_count);
 		CHECK(st.allocs - st.frees == st.in_use,
 		      "%s: pool %d: allocs %" PRIu64 " - frees %" PRIu64
 		      " != in_use %zu",
 		      when, pi, st.allocs, st.frees, st.in_use);
 		if (!final)
 			continue;
-		CHECK(st.in_use == 0, "%s: pool %d: in_use %zu at the end", when,
-		      pi, st.in_use);
+		CHECK(st.in_use == 0, "%s: pool %d: in_use %zu at the end",
+		      when, pi, st.in_use);
 		CHECK(st.allocs == s->total.allocs[pi] &&
 		          st.frees == s->total.frees[pi],
 		      "%s: pool %d: pool counted %" PRIu64 " allocs / %" PRIu64
@@ -792,7 +639,8 @@ static void *stats_reader_fn(void *arg)
 				          st.peak_in_use <= tr->block_count,
 				      "pool_stats during the run: in_use %zu, "
 				      "peak %zu of %zu blocks",
-				      st.in_use, st.peak_in_use, tr->block_count);
+				      st.in_use, st.peak_in_use,
+				      tr->block_count);
 			r->reads++;
 		}
 		sched_yield();
@@ -805,7 +653,7 @@ struct stress_config {
 	int npools;
 	unsigned threads;
 	unsigned rounds;
-	size_t steps;   /* per thread per round */
+	size_t steps; /* per thread per round */
 	uint64_t seed;
 	const char *name;
 };
@@ -820,8 +668,8 @@ static void run_stress(const struct stress_config *cfg)
 	static const size_t block_counts[2] = {512, 256};
 	s->npools = cfg->npools;
 	for (int pi = 0; pi < cfg->npools; pi++)
-		tracked_init(&s->pools[pi], pi, block_sizes[pi], block_counts[pi],
-		             cfg->flags[pi]);
+		tracked_init(&s->pools[pi], pi, block_sizes[pi],
+		             block_counts[pi], cfg->flags[pi]);
 	s->max_size = 4 * block_sizes[cfg->npools - 1];
 	s->ntransfer = 512;
 	s->transfer = calloc(s->ntransfer, sizeof *s->transfer);
@@ -843,8 +691,9 @@ static void run_stress(const struct stress_config *cfg)
 		for (unsigned i = 0; i < cfg->threads; i++) {
 			memset(&workers[i], 0, sizeof workers[i]);
 			workers[i].s = s;
-			workers[i].serial = atomic_fetch_add(&thread_serials, 1);
-			workers[i].rng = mix64(cfg->seed ^ mix64(workers[i].serial));
+			workers[i].serial = next_serial();
+			workers[i].rng =
+			    mix64(cfg->seed ^ mix64(workers[i].serial));
 			start_thread(&threads[i], stress_thread, &workers[i]);
 		}
 		for (unsigned i = 0; i < cfg->threads; i++)
@@ -859,8 +708,7 @@ static void run_stress(const struct stress_config *cfg)
 	double t1 = now();
 
 	/* Drain the shared array from the main thread. */
-	struct worker main_w = {.s = s,
-	                        .serial = atomic_fetch_add(&thread_serials, 1)};
+	struct worker main_w = {.s = s, .serial = next_serial()};
 	for (size_t j = 0; j < s->ntransfer; j++) {
 		void *p = atomic_exchange(&s->transfer[j], NULL);
 		if (p != NULL)
@@ -878,13 +726,13 @@ static void run_stress(const struct stress_config *cfg)
 	}
 	printf("%-9s %-21s threads=%-2u rounds=%-3u cycles=%-5" PRIu64
 	       " steps=%-8zu objects=%-8" PRIu64 " pool=%-8" PRIu64
-	       " fallback=%-7" PRIu64 " (pool empty %-6" PRIu64 ") crossed=%-7" PRIu64
-	       " %.2fs OK\n",
+	       " fallback=%-7" PRIu64 " (pool empty %-6" PRIu64
+	       ") crossed=%-7" PRIu64 " %.2fs OK\n",
 	       cfg->name,
-	       cfg->npools == 1 ? mode_name(cfg->flags[0])
-	                        : (cfg->flags[0] == cfg->flags[1]
-	                               ? "per-thread+per-thread"
-	                               : "locked+per-thread"),
+	       cfg->npools == 1
+	           ? mode_name(cfg->flags[0])
+	           : (cfg->flags[0] == cfg->flags[1] ? "per-thread+per-thread"
+	                                             : "locked+per-thread"),
 	       cfg->threads, cfg->rounds, cycles,
 	       cfg->steps * cfg->threads * cfg->rounds, s->total.objects,
 	       pool_allocs, fb, s->total.exhausted, s->total.crossed, t1 - t0);
@@ -914,10 +762,10 @@ static void run_stress(const struct stress_config *cfg)
  * thread) holds free blocks nobody else can take: far below CHURN_BLOCKS.
  * So any ENOMEM means thread exit stranded capacity.
  */
-#define CHURN_BATCH 8
-#define CHURN_MAX 8
+#define CHURN_BATCH   8
+#define CHURN_MAX     8
 #define CHURN_PENDING 64
-#define CHURN_BLOCKS 1024
+#define CHURN_BLOCKS  1024
 
 struct churn {
 	struct tracked tr;
@@ -929,7 +777,7 @@ struct churn_thread {
 	struct churn *c;
 	uint32_t serial;
 	uint64_t rng;
-	void *out[CHURN_MAX];   /* for the main thread to free */
+	void *out[CHURN_MAX]; /* for the main thread to free */
 	size_t nout;
 };
 
@@ -997,12 +845,12 @@ static void run_churn(int flags, unsigned cycles, uint64_t seed)
 	double t0 = now();
 	unsigned done = 0;
 	while (done < cycles) {
-		unsigned batch = cycles - done < CHURN_BATCH ? cycles - done
-		                                             : CHURN_BATCH;
+		unsigned batch =
+		    cycles - done < CHURN_BATCH ? cycles - done : CHURN_BATCH;
 		for (unsigned i = 0; i < batch; i++) {
 			memset(&ts[i], 0, sizeof ts[i]);
 			ts[i].c = c;
-			ts[i].serial = atomic_fetch_add(&thread_serials, 1);
+			ts[i].serial = next_serial();
 			ts[i].rng = mix64(seed ^ ts[i].serial);
 			start_thread(&th[i], churn_thread_fn, &ts[i]);
 		}
@@ -1021,7 +869,8 @@ static void run_churn(int flags, unsigned cycles, uint64_t seed)
 	}
 	double t1 = now();
 	pool_stats_t st = stats_of(c->tr.pool);
-	uint64_t allocs = atomic_load(&c->allocs), frees = atomic_load(&c->frees);
+	uint64_t allocs = atomic_load(&c->allocs),
+	         frees = atomic_load(&c->frees);
 	CHECK(st.in_use == 0 && st.allocs == allocs && st.frees == frees &&
 	          allocs == frees,
 	      "churn (%s): in_use %zu, pool allocs %" PRIu64 " frees %" PRIu64
@@ -1029,7 +878,8 @@ static void run_churn(int flags, unsigned cycles, uint64_t seed)
 	      mode_name(flags), st.in_use, st.allocs, st.frees, allocs, frees);
 	CHECK(st.fallback_allocs == 0 && st.fallback_frees == 0,
 	      "churn: fallback used under POOL_NO_FALLBACK");
-	CHECK(tracked_live(&c->tr) == 0, "churn: blocks still held");
+	CHECK(owner_live(c->tr.owner, c->tr.block_count) == 0,
+	      "churn: blocks still held");
 	check_whole_capacity(&c->tr, "churn, at the end");
 	printf("churn     %-21s threads=%u created and joined (batches of %d), "
 	       "blocks=%" PRIu64 " %.2fs OK\n",
@@ -1052,8 +902,8 @@ static void run_churn(int flags, unsigned cycles, uint64_t seed)
 #define DESTROY_THREADS 8
 
 struct destroy_run {
-	pool_t *pool;               /* the pool destroyed under the threads */
-	struct tracked next;        /* variant 2: the pool made afterwards */
+	pool_t *pool;        /* the pool destroyed under the threads */
+	struct tracked next; /* variant 2: the pool made afterwards */
 	int variant;
 	pthread_barrier_t used, destroyed;
 	_Atomic(void *) shared[16];
@@ -1110,7 +960,8 @@ static void *destroy_thread_fn(void *arg)
 		for (int i = 0; i < 64; i++) {
 			keep[i] = pool_malloc(own, 64);
 			CHECK(keep[i] != NULL && pool_owns(own, keep[i]),
-			      "destroy: new pool, block %d of 64 not served", i);
+			      "destroy: new pool, block %d of 64 not served",
+			      i);
 		}
 		for (int i = 0; i < 64; i += 2)
 			pool_free(own, keep[i]);
@@ -1123,8 +974,10 @@ static void *destroy_thread_fn(void *arg)
 		struct tracked *tr = &d->next;
 		for (int i = 0; i < 32; i++) {
 			void *p = pool_malloc(tr->pool, 64);
-			CHECK(p != NULL, "destroy: next pool: %s", strerror(errno));
-			uint64_t id = (uint64_t)t->serial << 32 | (uint64_t)(i + 1);
+			CHECK(p != NULL, "destroy: next pool: %s",
+			      strerror(errno));
+			uint64_t id =
+			    (uint64_t)t->serial << 32 | (uint64_t)(i + 1);
 			bool owned = track_alloc(tr, p, id);
 			if (owned)
 				atomic_fetch_add(&d->next_allocs, 1);
@@ -1156,7 +1009,7 @@ static void run_destroy(unsigned reps, uint64_t seed)
 		pthread_t th[DESTROY_THREADS];
 		for (int i = 0; i < DESTROY_THREADS; i++) {
 			ts[i].d = d;
-			ts[i].serial = atomic_fetch_add(&thread_serials, 1);
+			ts[i].serial = next_serial();
 			ts[i].rng = mix64(seed ^ ts[i].serial);
 			start_thread(&th[i], destroy_thread_fn, &ts[i]);
 		}
@@ -1177,11 +1030,12 @@ static void run_destroy(unsigned reps, uint64_t seed)
 			pool_stats_t st = stats_of(d->next.pool);
 			uint64_t allocs = atomic_load(&d->next_allocs);
 			CHECK(st.allocs == allocs &&
-			          st.in_use == tracked_live(&d->next),
+			          st.in_use == owner_live(d->next.owner,
+			                                  d->next.block_count),
 			      "destroy: the next pool counts allocs %" PRIu64
 			      " (test %" PRIu64 "), in_use %zu (test %zu)",
 			      st.allocs, allocs, st.in_use,
-			      tracked_live(&d->next));
+			      owner_live(d->next.owner, d->next.block_count));
 			/* Give the kept blocks back through the table. */
 			for (size_t i = 0; i < d->next.block_count; i++) {
 				uint64_t id = atomic_load(&d->next.owner[i]);
@@ -1211,8 +1065,7 @@ static _Atomic unsigned reports_double, reports_other;
 static _Thread_local unsigned my_reports;
 
 static void counting_handler(const pool_t *pool, const char *function,
-                             const void *ptr, enum pool_error error,
-                             void *arg)
+                             const void *ptr, enum pool_error error, void *arg)
 {
 	(void)pool;
 	(void)function;
@@ -1234,8 +1087,10 @@ struct spin_barrier {
 
 static void spin_wait(struct spin_barrier *b, unsigned n)
 {
-	unsigned gen = atomic_load_explicit(&b->generation, memory_order_acquire);
-	if (atomic_fetch_add_explicit(&b->arrived, 1, memory_order_acq_rel) + 1 ==
+	unsigned gen =
+	    atomic_load_explicit(&b->generation, memory_order_acquire);
+	if (atomic_fetch_add_explicit(&b->arrived, 1, memory_order_acq_rel) +
+	        1 ==
 	    n) {
 		atomic_store_explicit(&b->arrived, 0, memory_order_relaxed);
 		atomic_store_explicit(&b->generation, gen + 1,
@@ -1265,7 +1120,7 @@ static void spin_wait(struct spin_barrier *b, unsigned n)
  * report may be of corruption.
  */
 #define RACE_BLOCKS 48
-#define RACE_POOL 4096 /* 64 spans of 64 blocks in POOL_PER_THREAD mode */
+#define RACE_POOL   4096 /* 64 spans of 64 blocks in POOL_PER_THREAD mode */
 
 struct race {
 	struct tracked tr;
@@ -1287,7 +1142,7 @@ static void race_drain(struct race *r, unsigned it)
 	CHECK(blocks != NULL, "out of memory");
 	size_t got = 0;
 	unsigned before = my_reports;
-	uint64_t id_base = (uint64_t)atomic_fetch_add(&thread_serials, 1) << 32;
+	uint64_t id_base = (uint64_t)next_serial() << 32;
 	for (;;) {
 		errno = 0;
 		void *p = pool_malloc(tr->pool, tr->block_size);
@@ -1296,15 +1151,17 @@ static void race_drain(struct race *r, unsigned it)
 			      strerror(errno));
 			break;
 		}
-		CHECK(got < n, "race (%s), iteration %u: more than %zu blocks "
-		               "handed out",
+		CHECK(got < n,
+		      "race (%s), iteration %u: more than %zu blocks "
+		      "handed out",
 		      mode_name(tr->flags), it, n);
 		track_alloc(tr, p, id_base | (got + 1));
 		blocks[got++] = p;
 	}
 	r->late += my_reports - before;
-	CHECK(got == n, "race (%s), iteration %u: only %zu of %zu blocks "
-	                "could be had: a block was lost",
+	CHECK(got == n,
+	      "race (%s), iteration %u: only %zu of %zu blocks "
+	      "could be had: a block was lost",
 	      mode_name(tr->flags), it, got, n);
 	for (size_t i = 0; i < got; i++) {
 		track_free(tr, blocks[i], id_base | (i + 1));
@@ -1351,9 +1208,10 @@ static void *race_thread_fn(void *arg)
 				;
 			unsigned before = my_reports;
 			for (int k = 0; k < RACE_BLOCKS; k++)
-				pool_free(r->tr.pool,
-				          r->blocks[reverse ? RACE_BLOCKS - 1 - k
-				                            : k]);
+				pool_free(
+				    r->tr.pool,
+				    r->blocks[reverse ? RACE_BLOCKS - 1 - k
+				                      : k]);
 			if (my_reports != before)
 				atomic_fetch_add(t->role == 0 ? &r->at_owner
 				                              : &r->at_remote,
@@ -1404,7 +1262,8 @@ static void run_race(int flags, unsigned iterations)
 		CHECK(blocks != NULL, "out of memory");
 		for (size_t i = 0; i < n; i++) {
 			blocks[i] = pool_malloc(tr->pool, tr->block_size);
-			CHECK(blocks[i] != NULL && pool_owns(tr->pool, blocks[i]),
+			CHECK(blocks[i] != NULL &&
+			          pool_owns(tr->pool, blocks[i]),
 			      "race (%s): block %zu of %zu missing at the end",
 			      mode_name(flags), i, n);
 			track_alloc(tr, blocks[i], (uint64_t)1 << 63 | (i + 1));
@@ -1460,7 +1319,10 @@ struct seq {
 };
 
 static const int seq_steps[4][3] = {
-	{0, 1, 2}, {0, 1, 0}, {0, 0, 1}, {0, 1, 1},
+    {0, 1, 2},
+    {0, 1, 0},
+    {0, 0, 1},
+    {0, 1, 1},
 };
 
 struct seq_thread {
@@ -1491,11 +1353,12 @@ static void *seq_thread_fn(void *arg)
 		if (t->role == steps[2]) {
 			unsigned before = my_reports;
 			pool_free(q->tr.pool, q->block);
-			CHECK(my_reports == before + 1,
-			      "seq (%s), sequence %u: the second free of %p was "
-			      "not reported at once (%u reports)",
-			      mode_name(q->tr.flags), it % 4, q->block,
-			      my_reports - before);
+			CHECK(
+			    my_reports == before + 1,
+			    "seq (%s), sequence %u: the second free of %p was "
+			    "not reported at once (%u reports)",
+			    mode_name(q->tr.flags), it % 4, q->block,
+			    my_reports - before);
 		}
 		pthread_barrier_wait(&q->phase);
 		if (t->role == 0 && it % 16 == 15) {
@@ -1646,8 +1509,7 @@ static bool selected(const char *only, const char *part)
 
 int main(int argc, char **argv)
 {
-	bool long_run = getenv("STRESS_LONG") && *getenv("STRESS_LONG") &&
-	                strcmp(getenv("STRESS_LONG"), "0") != 0;
+	bool long_run = long_run_from_env();
 	int modes[2] = {POOL_LOCKED, POOL_PER_THREAD};
 	int nmodes = 2;
 	unsigned threads[16];
@@ -1657,15 +1519,13 @@ int main(int argc, char **argv)
 	unsigned rounds = 0, cycles = 0;
 	uint64_t seed = 0x5eed;
 
+	concurrency_part = "setup";
+	preempt_us = PREEMPT_DEFAULT_US(1000);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (strcmp(a, "--long") == 0)
-			long_run = true;
-		else if (strcmp(a, "--mode=locked") == 0)
-			modes[0] = POOL_LOCKED, nmodes = 1;
-		else if (strcmp(a, "--mode=per-thread") == 0)
-			modes[0] = POOL_PER_THREAD, nmodes = 1;
-		else if (strncmp(a, "--threads=", 10) == 0) {
+		if (common_option(a, &long_run, modes, &nmodes))
+			continue;
+		if (strncmp(a, "--threads=", 10) == 0) {
 			char *end;
 			const char *p = a + 10;
 			while (*p && nthreads < 16) {
@@ -1685,8 +1545,6 @@ int main(int argc, char **argv)
 			rounds = (unsigned)strtoul(a + 9, NULL, 10);
 		else if (strncmp(a, "--cycles=", 9) == 0)
 			cycles = (unsigned)strtoul(a + 9, NULL, 10);
-		else if (strncmp(a, "--preempt-us=", 13) == 0)
-			preempt_us = (unsigned)strtoul(a + 13, NULL, 10);
 		else if (strncmp(a, "--seed=", 7) == 0)
 			seed = strtoull(a + 7, NULL, 0);
 		else
@@ -1713,17 +1571,15 @@ int main(int argc, char **argv)
 
 	if (getenv("RACE_DELAY"))
 		race_delay = (unsigned)atoi(getenv("RACE_DELAY"));
-	preempt_install();
-	/* A watchdog: a deadlock fails the test instead of hanging it. */
-	alarm(long_run ? 4 * 3600 : 600);
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("stress: %s run, seed %#" PRIx64 "%s\n", long_run ? "long" : "short",
-	       seed, SANITIZED ? " (sanitizer build: fewer steps)" : "");
+	concurrency_start("stress", long_run);
+	printf("stress: %s run, seed %#" PRIx64 "%s\n",
+	       long_run ? "long" : "short", seed,
+	       SANITIZED ? " (sanitizer build: fewer steps)" : "");
 	double t0 = now();
 
 	for (int m = 0; m < nmodes; m++) {
 		if (selected(only, "stress")) {
-			current_part = "stress";
+			concurrency_part = "stress";
 			for (int t = 0; t < nthreads; t++) {
 				struct stress_config cfg = {
 				    .flags = {modes[m], 0},
@@ -1732,24 +1588,27 @@ int main(int argc, char **argv)
 				    .rounds = rounds,
 				    .seed = seed,
 				    .name = "stress"};
-				cfg.steps = steps ? steps
-				                  : total_steps / (threads[t] * rounds) + 1;
+				cfg.steps =
+				    steps
+				        ? steps
+				        : total_steps / (threads[t] * rounds) +
+				              1;
 				run_stress(&cfg);
 			}
 		}
 		if (selected(only, "churn")) {
-			current_part = "churn";
+			concurrency_part = "churn";
 			run_churn(modes[m], cycles, seed);
 		}
 		if (selected(only, "misuse")) {
-			current_part = "misuse";
+			concurrency_part = "misuse";
 			run_race(modes[m], race_its);
 			run_seq(modes[m], seq_its);
 			run_seq_exited(modes[m], seq_its / 4);
 		}
 	}
 	if (selected(only, "two-pools")) {
-		current_part = "two-pools";
+		concurrency_part = "two-pools";
 		static const int pairs[2][2] = {
 		    {POOL_PER_THREAD, POOL_PER_THREAD},
 		    {POOL_LOCKED, POOL_PER_THREAD}};
@@ -1762,15 +1621,15 @@ int main(int argc, char **argv)
 			    .rounds = rounds,
 			    .seed = seed,
 			    .name = "two-pools"};
-			cfg.steps = steps ? steps : total_steps / (nt * rounds) + 1;
+			cfg.steps =
+			    steps ? steps : total_steps / (nt * rounds) + 1;
 			run_stress(&cfg);
 		}
 	}
 	if (selected(only, "destroy")) {
-		current_part = "destroy";
+		concurrency_part = "destroy";
 		run_destroy(destroy_reps, seed);
 	}
-	printf("stress: all OK in %.2fs (%" PRIu64 " preemptions by timer)\n",
-	       now() - t0, atomic_load(&preemptions));
+	concurrency_done(t0);
 	return 0;
 }

@@ -1,5 +1,6 @@
-# Shared by the examples' tests: start examples/httpd on a free loopback
-# port, stop it, and read its closing report.  Sourced, not run.
+# Shared by the examples' tests: count checks, make the scratch directory,
+# start examples/httpd on a free loopback port, stop it, and read its
+# closing report and the examples' JSON reports.  Sourced, not run.
 #
 # The caller sets tmp (a scratch directory it removes) and may call
 # httpd_stop from an EXIT trap: every wait here is bounded, and the server
@@ -92,4 +93,65 @@ json_number() {
 json_pool_number() {
 	printf '%s\n' "$2" | sed -n 's/.*"pool":{\([^}]*\)}.*/\1/p' |
 		tr ',' '\n' | sed -n "s/^\"$1\":\([0-9][0-9]*\)\$/\1/p"
+}
+
+# report_balanced REPORT LIVE_KEY: status 0 when the report counts some
+# allocations and as many frees, LIVE_KEY (its count still allocated) is 0,
+# and, if it has a "pool" section, the pool has no block in use and as
+# many fallback frees as fallback allocations.  Sets allocs and frees.
+report_balanced() {
+	allocs=$(json_number allocs "$1")
+	frees=$(json_number frees "$1")
+	[ -n "$allocs" ] && [ "$allocs" -gt 0 ] && [ "$allocs" = "$frees" ] &&
+		[ "$(json_number "$2" "$1")" = 0 ] || return 1
+	case $1 in
+	*'"pool":{'*)
+		[ "$(json_pool_number in_use "$1")" = 0 ] &&
+			[ "$(json_pool_number fallback_allocs "$1")" = \
+				"$(json_pool_number fallback_frees "$1")" ]
+		;;
+	esac
+}
+
+# ---------------------------------------------------------------- checks
+
+failures=0
+passes=0
+
+# check NAME STATUS MESSAGE: counts one check, passed when STATUS is 0,
+# else printed as "FAIL NAME: MESSAGE".
+check() {
+	if [ "$2" -eq 0 ]; then
+		passes=$((passes + 1))
+	else
+		failures=$((failures + 1))
+		echo "FAIL $1: $3"
+	fi
+}
+
+# check_summary: prints the counts; status 1 if a check failed.
+check_summary() {
+	echo "$passes passed, $failures failed"
+	[ $failures -eq 0 ]
+}
+
+# require_built TEST PROGRAM...: exits 99 (a hard error) unless every
+# PROGRAM is built.
+require_built() {
+	test_name=$1
+	shift
+	for program in "$@"; do
+		if [ ! -x "$program" ]; then
+			echo "$test_name: $program is not built" >&2
+			exit 99
+		fi
+	done
+}
+
+# scratch_dir TEST: sets tmp to a new directory, removed on exit together
+# with any server still running.
+scratch_dir() {
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/$1-test.XXXXXX") || exit 99
+	trap 'httpd_kill; rm -rf "$tmp"' EXIT
+	trap 'exit 1' INT TERM HUP
 }

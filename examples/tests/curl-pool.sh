@@ -21,47 +21,17 @@ if [ ! -x "$curl_pool" ]; then
 		"libcurl4-openssl-dev and re-run configure); skipped"
 	exit 77
 fi
-for program in "$httpd" "$client"; do
-	if [ ! -x "$program" ]; then
-		echo "curl-pool: $program is not built" >&2
-		exit 99
-	fi
-done
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/curl-pool-test.XXXXXX") || exit 99
-trap 'httpd_kill; rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM HUP
-
-failures=0
-passes=0
-check() {
-	if [ "$2" -eq 0 ]; then
-		passes=$((passes + 1))
-	else
-		failures=$((failures + 1))
-		echo "FAIL $1: $3"
-	fi
-}
+require_built curl-pool "$httpd" "$client"
+scratch_dir curl-pool
 
 # clean_report NAME REPORT: every allocation freed, none unknown, and for
 # the pool no block (nor fallback allocation) left.
 clean_report() {
-	allocs=$(json_number allocs "$2")
-	frees=$(json_number frees "$2")
-	live=$(json_number live "$2")
 	ok=1
-	[ -n "$allocs" ] && [ "$allocs" -gt 0 ] && [ "$allocs" = "$frees" ] &&
-		[ "$live" = 0 ] && ok=0
+	report_balanced "$2" live && ok=0
 	case $2 in
 	*'"clean":true'*) ;;
 	*) ok=1 ;;
-	esac
-	case $2 in
-	*'"pool":{'*)
-		[ "$(json_pool_number in_use "$2")" = 0 ] &&
-			[ "$(json_pool_number fallback_allocs "$2")" = \
-				"$(json_pool_number fallback_frees "$2")" ] || ok=1
-		;;
 	esac
 	check "$1" $ok "allocations left over: $2"
 }
@@ -124,5 +94,4 @@ check options "$([ $? -eq 2 ]; echo $?)" "a bad --allocator was accepted"
 httpd_stop
 check httpd "$HTTPD_STATUS" "httpd exited with $HTTPD_STATUS: $HTTPD_REPORT"
 
-echo "$passes passed, $failures failed"
-[ $failures -eq 0 ]
+check_summary

@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include "../http.h"
+#include "../util.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -323,9 +324,10 @@ static int exchange(struct client *client, bool head, uint64_t length,
 	return close ? expect_end(client) : 0;
 }
 
-/* Sends raw bytes on a new connection and expects one error answer that
- * closes the connection. */
-static int refused(const char *raw, size_t length, int status)
+/* Sends raw bytes on a new connection, then ends the sending side if
+ * shut_write, and expects one answer after which the server closes. */
+static int last_answer(const char *raw, size_t length, bool shut_write,
+                       const struct expect *expect)
 {
 	struct client *client = malloc(sizeof(*client));
 	if (client == NULL)
@@ -333,15 +335,23 @@ static int refused(const char *raw, size_t length, int status)
 	int result = client_open(client);
 	if (result == 0)
 		result = client_send(client, raw, length);
-	if (result == 0) {
-		struct expect expect = {.status = status, .close = true};
-		result = read_answer(client, &expect);
-	}
+	if (result == 0 && shut_write && shutdown(client->fd, SHUT_WR) != 0)
+		result = fail("shutdown: %s", strerror(errno));
+	if (result == 0)
+		result = read_answer(client, expect);
 	if (result == 0)
 		result = expect_end(client);
 	client_close(client);
 	free(client);
 	return result;
+}
+
+/* Sends raw bytes on a new connection and expects one error answer that
+ * closes the connection. */
+static int refused(const char *raw, size_t length, int status)
+{
+	struct expect expect = {.status = status, .close = true};
+	return last_answer(raw, length, false, &expect);
 }
 
 static int refused_text(const char *raw, int status)
@@ -559,36 +569,17 @@ static int scenario_malformed(void)
 /* A request cut short by the client's end of stream gets 400. */
 static int scenario_truncated(void)
 {
-	struct client client;
-	if (client_open(&client) != 0)
-		return -1;
-	int result = client_send_text(&client, "GET /bytes/10 HTTP/1.1\r\nHo");
-	if (result == 0 && shutdown(client.fd, SHUT_WR) != 0)
-		result = fail("shutdown: %s", strerror(errno));
+	static const char cut[] = "GET /bytes/10 HTTP/1.1\r\nHo";
 	struct expect expect = {.status = 400, .close = true};
-	if (result == 0)
-		result = read_answer(&client, &expect);
-	if (result == 0)
-		result = expect_end(&client);
-	client_close(&client);
+	int result = last_answer(cut, sizeof(cut) - 1, true, &expect);
 	if (result != 0)
 		return result;
 
 	/* A complete request then the end of stream: answered, then
 	 * closed. */
-	if (client_open(&client) != 0)
-		return -1;
-	result = client_send_text(&client,
-	                          "GET /bytes/5 HTTP/1.1\r\nHost: a\r\n\r\n");
-	if (result == 0 && shutdown(client.fd, SHUT_WR) != 0)
-		result = fail("shutdown: %s", strerror(errno));
+	static const char whole[] = "GET /bytes/5 HTTP/1.1\r\nHost: a\r\n\r\n";
 	struct expect answer = {.status = 200, .bytes = true, .length = 5};
-	if (result == 0)
-		result = read_answer(&client, &answer);
-	if (result == 0)
-		result = expect_end(&client);
-	client_close(&client);
-	return result;
+	return last_answer(whole, sizeof(whole) - 1, true, &answer);
 }
 
 /* Heads larger than the request buffer get 431 and a clean close, however
@@ -620,18 +611,9 @@ static int scenario_oversized(void)
 	memcpy(raw, start, sizeof(start) - 1);
 	memset(raw + sizeof(start) - 1, 'y', sizeof(raw) - sizeof(start) + 1);
 	memcpy(raw + sizeof(raw) - 23, "\r\nConnection: close\r\n\r\n", 23);
-	struct client client;
-	if (client_open(&client) != 0)
-		return -1;
-	int result = client_send(&client, raw, sizeof(raw));
 	struct expect expect = {
 	    .status = 200, .bytes = true, .length = 2, .close = true};
-	if (result == 0)
-		result = read_answer(&client, &expect);
-	if (result == 0)
-		result = expect_end(&client);
-	client_close(&client);
-	return result;
+	return last_answer(raw, sizeof(raw), false, &expect);
 }
 
 /* Many connections at once, each with a request in flight. */
@@ -806,10 +788,7 @@ int main(int argc, char **argv)
 	uint64_t check_size = 0;
 	random_state = 20240611;
 
-	for (;;) {
-		int c = getopt_long(argc, argv, "", long_options, NULL);
-		if (c == -1)
-			break;
+	for (int c; (c = next_option(argc, argv, long_options, usage)) != -1;) {
 		switch (c) {
 		case 'p':
 			port = atoi(optarg);
@@ -826,11 +805,7 @@ int main(int argc, char **argv)
 		case 'n':
 			check_size = strtoull(optarg, NULL, 10);
 			break;
-		case 'h':
-			usage(stdout);
-			return 0;
 		default:
-			usage(stderr);
 			return 2;
 		}
 	}

@@ -17,16 +17,8 @@ set -u
 client=$abs_top_builddir/examples/tests/httpd-client
 CURL=${CURL:-$(command -v curl 2>/dev/null || true)}
 
-for program in "$httpd" "$client"; do
-	if [ ! -x "$program" ]; then
-		echo "httpd: $program is not built" >&2
-		exit 99
-	fi
-done
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/httpd-test.XXXXXX") || exit 99
-trap 'httpd_kill; rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM HUP
+require_built httpd "$httpd" "$client"
+scratch_dir httpd
 
 # The three pool modes and glibc always; the other allocators when their
 # programs were built.
@@ -37,19 +29,6 @@ if [ -z "${HTTPD_TEST_ALLOCATORS:-}" ]; then
 			allocators="$allocators $peer"
 	done
 fi
-
-failures=0
-passes=0
-
-# check NAME CONDITION-STATUS MESSAGE: counts one check.
-check() {
-	if [ "$2" -eq 0 ]; then
-		passes=$((passes + 1))
-	else
-		failures=$((failures + 1))
-		echo "FAIL $1: $3"
-	fi
-}
 
 # curl_check NAME URL-PATH SIZE: curl fetches /bytes/SIZE, the client
 # checks the bytes.
@@ -91,21 +70,13 @@ $(grep -v '^ok' "$tmp/client-$allocator.out")"
 	check "$allocator" "$HTTPD_STATUS" "httpd exited with status $HTTPD_STATUS:
 $(cat "$HTTPD_ERR")"
 	report=$HTTPD_REPORT
-	allocs=$(json_number allocs "$report")
-	frees=$(json_number frees "$report")
-	in_use=$(json_number in_use "$report")
 	requests=$(json_number requests "$report")
 	leak=1
-	[ -n "$allocs" ] && [ "$allocs" -gt 0 ] && [ "$allocs" = "$frees" ] &&
-		[ "$in_use" = 0 ] && leak=0
-	case $allocator in
-	pool-*)
-		pool_in_use=$(json_pool_number in_use "$report")
-		fallback_allocs=$(json_pool_number fallback_allocs "$report")
-		fallback_frees=$(json_pool_number fallback_frees "$report")
-		[ "$pool_in_use" = 0 ] &&
-			[ "$fallback_allocs" = "$fallback_frees" ] || leak=1
-		;;
+	report_balanced "$report" in_use && leak=0
+	# A pool's report must have its "pool" section.
+	case $allocator:$report in
+	pool-*:*'"pool":{'*) ;;
+	pool-*) leak=1 ;;
 	esac
 	check "$allocator" $leak "the report shows a leak: $report"
 	case $report in
@@ -123,5 +94,4 @@ check options "$([ $? -eq 2 ]; echo $?)" "--threads=0 was not refused"
 timeout 10 "$httpd" --allocator=nonesuch >/dev/null 2>&1
 check options "$([ $? -eq 2 ]; echo $?)" "--allocator=nonesuch was not refused"
 
-echo "$passes passed, $failures failed"
-[ $failures -eq 0 ]
+check_summary

@@ -1,0 +1,141 @@
+/*
+ * Shared pieces of the concurrency stress programs, tests/stress and
+ * tests/aba: sanitizer detection, failure reporting, a seeded random
+ * generator and a clock, the preemption timer that interrupts a worker at
+ * random points, thread serials, and the test-side owner table in which
+ * each block's word holds 0 or the stamp of the object holding it.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef SHIFTPOOL_CONCURRENCY_H
+#define SHIFTPOOL_CONCURRENCY_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "shiftpool.h"
+
+/* ------------------------------------------------------------ build */
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+/* ThreadSanitizer holds back asynchronous signals until the thread's next
+ * intercepted call, so the preemption timer cannot stop a thread at a
+ * random point there: it is off by default in such a build. */
+#if defined(__SANITIZE_THREAD__)
+#define TSAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TSAN_BUILD 1
+#endif
+#endif
+#ifndef TSAN_BUILD
+#define TSAN_BUILD 0
+#endif
+
+/* ------------------------------------------------------------ failure */
+
+/* The program's name, the first word of every line it prints about a
+ * failure ("stress", "aba"); set by concurrency_start(). */
+extern const char *concurrency_name;
+/* The part of the program running, printed in brackets after FAIL; NULL
+ * (the default) prints none. */
+extern const char *concurrency_part;
+
+/* Prints "NAME: FAIL [PART] FILE:LINE: COND: message" and aborts. */
+void failf(const char *file, int line, const char *cond, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 4, 5)));
+
+#define CHECK(cond, ...)                                                       \
+	do {                                                                   \
+		if (!(cond))                                                   \
+			failf(__FILE__, __LINE__, #cond, __VA_ARGS__);         \
+	} while (0)
+
+/* ------------------------------------------------------------ helpers */
+
+/* The splitmix64 finalizer, and the generator built on it. */
+uint64_t mix64(uint64_t x);
+uint64_t rnd(uint64_t *state);
+
+/* CLOCK_MONOTONIC in seconds. */
+double now(void);
+
+/* "single", "locked" or "per-thread". */
+const char *mode_name(int flags);
+
+/* Every thread of a run gets a serial, unique and never 0; stamps and
+ * object ids are serial << 32 | n. */
+uint32_t next_serial(void);
+
+/* ------------------------------------------------------------ preemption */
+
+/*
+ * Preemption at random points.  On a machine with few cores the window of
+ * a lock-free pop (between reading the top's next link and the CAS) is a
+ * few nanoseconds and a thread is rarely descheduled inside it.  So each
+ * worker arms a timer of its own (SIGEV_THREAD_ID) that interrupts it
+ * every preempt_us microseconds wherever it is, and the handler yields the
+ * core: the thread stops mid-operation while the others run, the
+ * interleaving that turns a stale link into a double hand-out.  0 turns it
+ * off; the program sets its default (PREEMPT_DEFAULT_US) and --preempt-us.
+ */
+extern unsigned preempt_us;
+#define PREEMPT_DEFAULT_US(us) (TSAN_BUILD ? 0u : (unsigned)(us))
+
+/* Arms the calling thread's timer; false if it is off or not available.
+ * An armed timer is deleted with timer_delete(). */
+bool preempt_arm(timer_t *timer);
+
+/* Interruptions so far, over all threads. */
+uint64_t preempt_count(void);
+
+/* ------------------------------------------------------------ run */
+
+/* Whether STRESS_LONG in the environment asks for the long run. */
+bool long_run_from_env(void);
+
+/*
+ * Parses the options both programs take: --long, --mode=locked,
+ * --mode=per-thread and --preempt-us=N.  Returns false if arg is none of
+ * them.  --mode= sets modes[0] and *nmodes = 1.
+ */
+bool common_option(const char *arg, bool *long_run, int *modes, int *nmodes);
+
+/*
+ * Before the first thread: names the program for failf(), installs the
+ * preemption handler, starts the watchdog (a deadlock fails the test
+ * instead of hanging it) and makes stdout line-buffered.
+ */
+void concurrency_start(const char *name, bool long_run);
+
+/* Prints "NAME: all OK in Ts (N preemptions by timer)". */
+void concurrency_done(double t0);
+
+/* ------------------------------------------------------------ owner table */
+
+/*
+ * One word per block of a pool: 0 while the block is free, else the stamp
+ * of whoever holds it.  owner_take() claims a free block for stamp and
+ * owner_release() gives it back; each returns false, with the word found
+ * in *held, if the word was not what it should be (a block handed out
+ * twice, a second owner).
+ */
+bool owner_take(_Atomic uint64_t *word, uint64_t stamp, uint64_t *held);
+bool owner_release(_Atomic uint64_t *word, uint64_t stamp, uint64_t *held);
+
+/* Blocks of the table held by someone.  Exact only at quiescence. */
+size_t owner_live(_Atomic uint64_t *owner, size_t count);
+
+#endif
