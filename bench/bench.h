@@ -26,6 +26,8 @@ enum workload {
 	WORKLOAD_PARALLEL,
 	WORKLOAD_SORT,
 	WORKLOAD_XTHREAD,
+	WORKLOAD_HTTP, /* examples/httpd under wrk (external programs) */
+	WORKLOAD_CURL, /* examples/curl-pool from lighttpd (external) */
 	WORKLOAD_COUNT
 };
 
@@ -56,6 +58,13 @@ int allocator_applies(enum allocator allocator, enum workload workload);
 /* ------------------------------------------------------------ options */
 
 #define LIST_MAX 32
+
+/* The external workloads' fixed shape (see README.md). */
+#define HTTP_SERVER_THREADS 2   /* httpd --threads */
+#define HTTP_CONNECTIONS 32     /* wrk -c */
+#define HTTP_WRK_THREADS 2      /* wrk -t */
+#define HTTP_BODY_BYTES 1024    /* GET /bytes/1024 */
+#define CURL_FILE_BYTES ((size_t)256 << 20) /* a sparse file */
 #define CLIENTS_MAX 256
 
 struct size_list {
@@ -85,6 +94,7 @@ struct options {
 	size_t runs, warmup, repeat;
 	uint64_t seed;
 	double duration;
+	int duration_given;  /* --duration was given (http: its seconds) */
 	int quick;
 	int help;
 	int csv, json;               /* 1: to stdout instead of the table */
@@ -129,6 +139,10 @@ struct bench_case {
 	double duration;    /* parallel, xthread: seconds timed */
 	uint64_t seed;
 };
+
+/* Whether a workload runs external programs (http, curl) rather than a
+ * bench worker; those are not in the default set of workloads. */
+int workload_is_external(enum workload workload);
 
 /* The swept value of a case's workload (N, threads, len; 0 for lighttpd)
  * and the number of points of the sweep. */

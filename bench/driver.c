@@ -174,9 +174,10 @@ static void load_average(char *buf, size_t size)
 
 /* ------------------------------------------------------------ rows */
 
-static struct row *rows_build(const struct options *o, size_t *count)
+static struct row *rows_build(const struct options *o,
+                              const char *directory, size_t *count)
 {
-	size_t capacity = 0, n = 0, group = 0, point, w, a;
+	size_t capacity = 0, n = 0, group = 0, point, w, a, k;
 	struct row *rows;
 
 	for (w = 0; w < WORKLOAD_COUNT; w++)
@@ -206,11 +207,22 @@ static struct row *rows_build(const struct options *o, size_t *count)
 				case_label(&row->c, row->label,
 				           sizeof(row->label));
 				row->note = case_note(&row->c);
-				length = snprintf(row->command,
-				                  sizeof(row->command), "%s ",
-				                  allocator_worker(row->c.allocator));
-				case_format_args(&row->c, row->command + length,
-				                 sizeof(row->command) - length);
+				if (workload_is_external((enum workload)w)) {
+					external_command(&row->c, row->command,
+					                 sizeof(row->command));
+				} else {
+					length = snprintf(
+					    row->command, sizeof(row->command),
+					    "%s ",
+					    allocator_worker(row->c.allocator));
+					case_format_args(&row->c,
+					                 row->command + length,
+					                 sizeof(row->command) -
+					                     length);
+				}
+				for (k = 0; k < METRIC_COUNT; k++)
+					row->metric[k] = xcalloc(
+					    o->runs, sizeof(*row->metric[k]));
 				row->ns_per_op =
 				    xcalloc(o->runs, sizeof(*row->ns_per_op));
 				row->ops = xcalloc(o->runs, sizeof(*row->ops));
@@ -225,6 +237,12 @@ static struct row *rows_build(const struct options *o, size_t *count)
 					row->status = ROW_NOT_APPLICABLE;
 					copy_string(row->message,
 					            sizeof(row->message), reason);
+				} else if (workload_is_external(
+				               (enum workload)w) &&
+				           external_missing(
+				               &row->c, directory, row->message,
+				               sizeof(row->message)) != NULL) {
+					row->status = ROW_NOT_RUN;
 				}
 			}
 		}
@@ -490,6 +508,52 @@ static void row_take(struct row *row, struct worker_output *w, int counted)
 	row->runs++;
 }
 
+/* Runs one run of an external row (http, curl) and takes its figures. */
+static void external_take(struct row *row, const char *directory,
+                          int counted)
+{
+	struct external_result r;
+	size_t k;
+
+	if (external_run(&row->c, directory, &r) != 0) {
+		row_fail(row, ROW_FAILED, "failed: %s", r.message);
+		return;
+	}
+	if (row->c.workload == WORKLOAD_HTTP) {
+		/* httpd names the library of its allocation entry point. */
+		copy_string(row->source, sizeof(row->source),
+		            base_name(r.source));
+		if (!source_expected(row->c.allocator, row->source)) {
+			row_fail(row, ROW_WRONG_SOURCE,
+			         "httpd's allocations came from %s, not from %s",
+			         row->source,
+			         allocator_names[row->c.allocator]);
+			return;
+		}
+	} else {
+		copy_string(row->source, sizeof(row->source),
+		            row->c.allocator == ALLOCATOR_GLIBC
+		                ? "curl-pool --allocator=system"
+		            : row->c.allocator == ALLOCATOR_POOL_PER_THREAD
+		                ? "curl-pool --allocator=pool "
+		                  "--pool-mode=per-thread"
+		                : "curl-pool --allocator=pool");
+	}
+	if (!counted)
+		return;
+	row->ns_per_op[row->runs] = r.ns_per_op;
+	row->ops[row->runs] = r.ops;
+	for (k = 0; k < METRIC_COUNT; k++)
+		row->metric[k][row->runs] = r.metric[k];
+	row->allocs = r.allocs;
+	row->flow_allocs = r.flow_allocs;
+	row->pool_allocs = r.pool_allocs;
+	row->fallback_allocs = r.fallback_allocs;
+	if (r.maxrss_kib > row->peak_rss_kib)
+		row->peak_rss_kib = r.maxrss_kib;
+	row->runs++;
+}
+
 /* ------------------------------------------------------------ progress */
 
 struct progress {
@@ -567,7 +631,10 @@ static void measure(const struct options *o, const char *directory,
 					continue;
 				if (progress.tty)
 					progress_show(&progress, run, o, row);
-				if ((size_t)snprintf(path, sizeof(path), "%s/%s",
+				if (workload_is_external(row->c.workload)) {
+					external_take(row, directory,
+					              run >= o->warmup);
+				} else if ((size_t)snprintf(path, sizeof(path), "%s/%s",
 				                     directory,
 				                     allocator_worker(
 				                         row->c.allocator)) >=
@@ -621,7 +688,7 @@ static const struct row *group_row(const struct row *rows, size_t count,
 static void derive(struct row *rows, size_t count)
 {
 	double sorted[64];
-	size_t i;
+	size_t i, k;
 
 	for (i = 0; i < count; i++) {
 		struct row *row = &rows[i];
@@ -640,6 +707,13 @@ static void derive(struct row *rows, size_t count)
 		row->max = values[n - 1];
 		row->median = n % 2 ? values[n / 2]
 		                    : (values[n / 2 - 1] + values[n / 2]) / 2;
+		for (k = 0; k < METRIC_COUNT; k++) {
+			memcpy(values, row->metric[k], n * sizeof(double));
+			qsort(values, n, sizeof(double), compare_doubles);
+			row->metric_median[k] =
+			    n % 2 ? values[n / 2]
+			          : (values[n / 2 - 1] + values[n / 2]) / 2;
+		}
 		if (values != sorted)
 			free(values);
 		if (row->checksum_differs)
@@ -760,7 +834,7 @@ int main(int argc, char **argv)
 	info.command = command_line(argc, argv);
 	machine_describe(&info);
 
-	rows = rows_build(&options, &count);
+	rows = rows_build(&options, directory, &count);
 	if (count == 0) {
 		fprintf(stderr, "bench: nothing to run: stack is a control of "
 		                "the sort workload only\n");
@@ -770,6 +844,7 @@ int main(int argc, char **argv)
 	load_average(info.load_before, sizeof(info.load_before));
 	start = now_seconds();
 	measure(&options, directory, rows, count);
+	external_cleanup();
 	info.seconds = now_seconds() - start;
 	load_average(info.load_after, sizeof(info.load_after));
 	derive(rows, count);
@@ -805,8 +880,11 @@ int main(int argc, char **argv)
 	}
 
 	for (i = 0; i < count; i++) {
+		size_t k;
 		free(rows[i].ns_per_op);
 		free(rows[i].ops);
+		for (k = 0; k < METRIC_COUNT; k++)
+			free(rows[i].metric[k]);
 	}
 	free(rows);
 	free((char *)info.command);

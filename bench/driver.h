@@ -18,6 +18,18 @@ enum row_status {
 	ROW_NOT_APPLICABLE, /* e.g. POOL_SINGLE in xthread */
 	ROW_FAILED,         /* a run failed, or its checksum is wrong */
 	ROW_WRONG_SOURCE,   /* not served by the library it names */
+	ROW_NOT_RUN,        /* http, curl: a program they need is missing */
+};
+
+/* The extra figures of the external workloads, per counted run:
+ * http: latency percentiles in microseconds (from wrk);
+ * curl: CPU seconds (user + system, of curl-pool) per GB downloaded. */
+enum metric {
+	METRIC_P50_US,
+	METRIC_P99_US,
+	METRIC_P999_US,
+	METRIC_CPU_S_PER_GB,
+	METRIC_COUNT
 };
 
 /*
@@ -41,6 +53,11 @@ struct row {
 	int checksum_differs;    /* between the runs of a fixed-work row */
 	long peak_rss_kib;       /* the largest of the counted runs */
 	uint64_t pool_allocs, fallback_allocs; /* of the last counted run */
+	double *metric[METRIC_COUNT]; /* http, curl: per counted run */
+	double metric_median[METRIC_COUNT];
+	uint64_t allocs;           /* http, curl: allocations the program
+	                              counted (last counted run) */
+	uint64_t flow_allocs;      /* curl: made while data was flowing */
 	int unoptimized;         /* the worker was built without -O */
 
 	char symbol[32], source[128];
@@ -69,6 +86,30 @@ struct run_info {
 	int failed;              /* rows failed or wrongly sourced */
 	int unoptimized;
 };
+
+/* http.c: the external workloads.  One counted or uncounted run of a
+ * row; fills what it measured. */
+struct external_result {
+	double ns_per_op;          /* http: per request; curl: per MB */
+	uint64_t ops;              /* requests; MB (10^6 bytes) */
+	long maxrss_kib;           /* the server's (http), curl-pool's */
+	double metric[METRIC_COUNT];
+	uint64_t allocs, flow_allocs, pool_allocs, fallback_allocs;
+	char source[128];          /* http: the library httpd reports */
+	char message[512];         /* why it failed */
+};
+
+/* NULL when the row's programs are there, else why not ("not run: wrk
+ * not found"). */
+const char *external_missing(const struct bench_case *c,
+                             const char *directory, char *buf, size_t size);
+/* The row's command line, for the outputs. */
+void external_command(const struct bench_case *c, char *buf, size_t size);
+/* 0, or -1 with r->message. */
+int external_run(const struct bench_case *c, const char *directory,
+                 struct external_result *r);
+/* Stops lighttpd and removes the temporary files. */
+void external_cleanup(void);
 
 /* report.c */
 void report_table(FILE *out, const struct run_info *info,

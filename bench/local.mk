@@ -27,9 +27,10 @@ noinst_PROGRAMS += bench/bench bench/bench-glibc bench/bench-floor \
 	bench/bench-pool
 
 bench_bench_SOURCES = $(BENCH_COMMON_SOURCES) bench/driver.h \
-	bench/driver.c bench/report.c bench/plot.c
+	bench/driver.c bench/report.c bench/plot.c bench/http.c
 bench_bench_CPPFLAGS = $(AM_CPPFLAGS) $(BENCH_SANITIZED_CPPFLAGS) \
-	-DBENCH_GNUPLOT='"$(GNUPLOT)"'
+	-DBENCH_GNUPLOT='"$(GNUPLOT)"' -DBENCH_WRK='"$(WRK)"' \
+	-DBENCH_LIGHTTPD='"$(LIGHTTPD)"'
 EXTRA_bench_bench_DEPENDENCIES = $(BENCH_WORKERS)
 
 bench_bench_glibc_SOURCES = $(BENCH_WORKER_SOURCES)

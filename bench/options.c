@@ -20,6 +20,7 @@
 
 const char *const workload_names[WORKLOAD_COUNT] = {
 	"held", "oversize", "lighttpd", "parallel", "sort", "xthread",
+	"http", "curl",
 };
 
 const char *const allocator_names[ALLOCATOR_COUNT] = {
@@ -121,8 +122,22 @@ const char *allocator_worker(enum allocator allocator)
 	}
 }
 
+int workload_is_external(enum workload workload)
+{
+	return workload == WORKLOAD_HTTP || workload == WORKLOAD_CURL;
+}
+
 int allocator_applies(enum allocator allocator, enum workload workload)
 {
+	/* curl-pool has --allocator=pool (POOL_LOCKED, or --pool-mode=
+	 * per-thread) and --allocator=system (glibc's malloc). */
+	if (workload == WORKLOAD_CURL)
+		return allocator == ALLOCATOR_GLIBC ||
+		       allocator == ALLOCATOR_POOL_LOCKED ||
+		       allocator == ALLOCATOR_POOL_PER_THREAD;
+	if (workload == WORKLOAD_HTTP)
+		return allocator != ALLOCATOR_STACK &&
+		       allocator != ALLOCATOR_FLOOR;
 	return allocator != ALLOCATOR_STACK || workload == WORKLOAD_SORT;
 }
 
@@ -233,7 +248,10 @@ void options_default(struct options *o)
 	static const size_t len[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
 
 	memset(o, 0, sizeof(*o));
-	o->workloads = (1u << WORKLOAD_COUNT) - 1;
+	/* http and curl run external programs for seconds each: only when
+	 * asked for (--workload=http,curl or all). */
+	o->workloads = ((1u << WORKLOAD_COUNT) - 1) &
+	               ~((1u << WORKLOAD_HTTP) | (1u << WORKLOAD_CURL));
 	list_set(&o->threads, threads, 3);
 	list_set(&o->n, n, 5);
 	list_set(&o->len, len, 10);
@@ -261,7 +279,9 @@ void options_usage(const char *program)
 	    "What to run:\n"
 	    "  --workload=LIST    held, oversize, lighttpd, parallel, sort, "
 	    "xthread,\n"
-	    "                     or all [all]\n"
+	    "                     http (examples/httpd under wrk), curl\n"
+	    "                     (examples/curl-pool from lighttpd), or all\n"
+	    "                     [all but http and curl]\n"
 	    "  --allocator=LIST   glibc, tcmalloc, jemalloc, mimalloc, "
 	    "pool-single,\n"
 	    "                     pool-locked, pool-per-thread, stack (sort "
@@ -300,6 +320,13 @@ void options_usage(const char *program)
 	    "pairs\n"
 	    "                     [1,2,4]\n"
 	    "  --queue-depth=N    xthread: slots of each bounded queue [64]\n"
+	    "  http: httpd --threads=2 --allocator=X, then wrk -t2 -c32\n"
+	    "                     --latency for --duration seconds (whole, at "
+	    "least 1;\n"
+	    "                     default 2, --quick 1) on /bytes/1024\n"
+	    "  curl: curl-pool --allocator=pool|system --json, one 256 MiB "
+	    "sparse\n"
+	    "                     file served by lighttpd on 127.0.0.1\n"
 	    "\n"
 	    "Measurement:\n"
 	    "  --runs=N           counted runs per row, interleaved across "
@@ -309,7 +336,8 @@ void options_usage(const char *program)
 	    "                     [auto: about 2^17 allocations, at least 2; "
 	    "sort:\n"
 	    "                     2^17 items, at least 256 sorts]\n"
-	    "  --duration=SEC     parallel, xthread: seconds timed per run [0.1]\n"
+	    "  --duration=SEC     parallel, xthread: seconds timed per run [0.1];\n"
+	    "                     http: seconds of wrk per run [2]\n"
 	    "  --seed=N           random seed of inputs and orders [1]\n"
 	    "  --quick            a seconds-long smoke run: --runs=2 --warmup=0\n"
 	    "                     --n=50,2000 --len=1,512 --threads=1,2 "
@@ -456,6 +484,7 @@ int options_parse(struct options *o, int argc, char **argv)
 			if (*end != '\0' || !(o->duration > 0) ||
 			    o->duration > 3600)
 				bad = "--duration (seconds, above 0)";
+			o->duration_given = 1;
 			break;
 		}
 		case OPT_QUICK:
@@ -580,7 +609,8 @@ const char *case_note(const struct bench_case *c)
 int case_is_timed(const struct bench_case *c)
 {
 	return c->workload == WORKLOAD_PARALLEL ||
-	       c->workload == WORKLOAD_XTHREAD;
+	       c->workload == WORKLOAD_XTHREAD ||
+	       workload_is_external(c->workload);
 }
 
 void case_resolve(const struct options *o, enum workload workload,
@@ -661,6 +691,22 @@ void case_resolve(const struct options *o, enum workload workload,
 		c->queue_depth = o->queue_depth;
 		c->duration = o->duration;
 		break;
+	case WORKLOAD_HTTP:
+		/* The server's own pool sizes; wrk's whole seconds. */
+		c->threads = HTTP_SERVER_THREADS;
+		c->clients = HTTP_CONNECTIONS;
+		c->size = HTTP_BODY_BYTES;
+		c->blocks = 0;
+		c->duration = o->duration_given
+		                  ? (o->duration < 1.5 ? 1 : (double)(size_t)(
+		                                                 o->duration + 0.5))
+		                  : (o->quick ? 1 : 2);
+		break;
+	case WORKLOAD_CURL:
+		c->size = CURL_FILE_BYTES;
+		c->blocks = 0;
+		c->repeat = 1;
+		break;
 	default:
 		break;
 	}
@@ -730,6 +776,10 @@ int case_format_args(const struct bench_case *c, char *buf, size_t size)
 		APPEND(" --threads=%zu --queue-depth=%zu --duration=%g",
 		       c->threads, c->queue_depth, c->duration);
 		break;
+	case WORKLOAD_HTTP:
+	case WORKLOAD_CURL:
+		/* Not a worker's: the driver writes these rows' commands. */
+		break;
 	default:
 		break;
 	}
@@ -761,6 +811,12 @@ void case_label(const struct bench_case *c, char *buf, size_t size)
 		break;
 	case WORKLOAD_XTHREAD:
 		snprintf(buf, size, "%zu+%zu", c->threads, c->threads);
+		break;
+	case WORKLOAD_HTTP:
+		snprintf(buf, size, "c=%zu %gs", c->clients, c->duration);
+		break;
+	case WORKLOAD_CURL:
+		snprintf(buf, size, "%zu MiB", c->size >> 20);
 		break;
 	default:
 		snprintf(buf, size, "-");

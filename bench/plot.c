@@ -382,7 +382,9 @@ int plot_all(const char *dir, const struct run_info *info,
 		return -1;
 	}
 	for (w = 0; w < WORKLOAD_COUNT; w++) {
-		if (measured_allocators(rows, count, (enum workload)w) == 0)
+		/* http and curl: figures of another kind, in the table. */
+		if (workload_is_external((enum workload)w) ||
+		    measured_allocators(rows, count, (enum workload)w) == 0)
 			continue;
 		if (w == WORKLOAD_SORT)
 			chart_lines(gp, dir, workload_names[w], info, rows, count,

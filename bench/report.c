@@ -28,6 +28,8 @@ const char *row_status_name(enum row_status status)
 		return "n/a";
 	case ROW_FAILED:
 		return "failed";
+	case ROW_NOT_RUN:
+		return "not run";
 	default:
 		return "wrong source";
 	}
@@ -111,6 +113,26 @@ void row_describe(const struct row *row, char *buf, size_t size)
 		         "= a caller-provided buffer; pool of %zu x %zu B "
 		         "blocks; op = one sort with its allocation",
 		         c->blocks, c->block_size);
+		break;
+	case WORKLOAD_HTTP:
+		snprintf(buf, size,
+		         "examples/httpd --threads=%zu --allocator=X (its own "
+		         "process, peers as httpd-tcmalloc ...), loaded for %g s "
+		         "by wrk -t%d -c%zu (keep-alive) with GET /bytes/%zu; op "
+		         "= one request; latency percentiles from wrk (p99.9 by a "
+		         "done() script); RSS = the server's",
+		         c->threads, c->duration, HTTP_WRK_THREADS, c->clients,
+		         c->size);
+		break;
+	case WORKLOAD_CURL:
+		snprintf(buf, size,
+		         "examples/curl-pool (libcurl, allocator by "
+		         "curl_global_init_mem()) downloads a %zu MiB sparse "
+		         "file from lighttpd on 127.0.0.1; pool = --allocator="
+		         "pool (POOL_LOCKED; pool-per-thread: --pool-mode="
+		         "per-thread), glibc = --allocator=system; MB = 10^6 B; "
+		         "CPU = user + system of curl-pool per GB (10^9 B)",
+		         c->size >> 20);
 		break;
 	case WORKLOAD_XTHREAD:
 		snprintf(buf, size,
@@ -263,6 +285,12 @@ static void table_header(FILE *out, const struct run_info *info,
 	             "served by its fallback (glibc);\n"
 	             "            from: the shared object whose entry point "
 	             "the row called (dladdr).\n");
+	if (o->workloads & ((1u << WORKLOAD_HTTP) | (1u << WORKLOAD_CURL)))
+		fprintf(out,
+		        "            http, curl: whole programs, one process "
+		        "per run; rates (req/s, MB/s) are\n"
+		        "            medians [min .. max], x glibc = this "
+		        "row's rate / glibc's (above 1: faster).\n");
 	format_list(&o->n, ",", list, sizeof(list));
 	fprintf(out, "parameters: --seed=%" PRIu64 " --runs=%zu --warmup=%zu "
 	             "--n=%s",
@@ -290,12 +318,18 @@ static void table_header(FILE *out, const struct run_info *info,
 	fprintf(out, " --duration=%g%s\n", o->duration,
 	        o->quick ? "\n            --quick: a smoke run, not a measurement"
 	                 : "");
-	fprintf(out, "allocators:\n");
+	for (i = 0; i < count; i++)
+		if (!workload_is_external(rows[i].c.workload))
+			break;
+	if (i < count)
+		fprintf(out, "allocators:\n");
 	for (i = 0; i < count; i++) {
 		const struct row *row = &rows[i];
 		enum allocator a = row->c.allocator;
 
-		if (printed[a] || row->runs == 0)
+		/* http, curl: the from/program column says it. */
+		if (printed[a] || row->runs == 0 ||
+		    workload_is_external(row->c.workload))
 			continue;
 		printed[a] = 1;
 		if (strcmp(row->symbol, "none") == 0)
@@ -334,6 +368,69 @@ static void table_header(FILE *out, const struct run_info *info,
 #endif
 }
 
+static void table_external(FILE *out, const struct row *rows, size_t count,
+                           enum workload w)
+{
+	size_t i, last_group = (size_t)-1;
+
+	if (w == WORKLOAD_HTTP)
+		fprintf(out, "%-14s %-16s %9s %-21s %7s %8s %8s %8s %8s  %s\n",
+		        "case", "allocator", "req/s", " [min .. max]",
+		        "x glibc", "p50 ms", "p99 ms", "p99.9 ms", "RSS MiB",
+		        "from");
+	else
+		fprintf(out, "%-14s %-16s %9s %-21s %7s %9s %7s %7s %8s  %s\n",
+		        "case", "allocator", "MB/s", " [min .. max]", "CPU s/GB",
+		        "allocs", "in flow", "pool", "RSS MiB", "program");
+	for (i = 0; i < count; i++) {
+		const struct row *row = &rows[i];
+		char rate[16], lo[16], hi[16], range[40], vg[16], pool[16];
+
+		if (row->c.workload != w)
+			continue;
+		fprintf(out, "%-14s %-16s ",
+		        row->group != last_group ? row->label : "",
+		        allocator_names[row->c.allocator]);
+		last_group = row->group;
+		if (row->status != ROW_OK) {
+			fprintf(out, "%s%s\n",
+			        row->status == ROW_FAILED ||
+			                row->status == ROW_WRONG_SOURCE
+			            ? "FAILED: "
+			            : "",
+			        row->message);
+			continue;
+		}
+		/* The slowest run's rate is the min. */
+		snprintf(rate, sizeof(rate), "%.0f", 1e9 / row->median);
+		snprintf(lo, sizeof(lo), "%.0f", 1e9 / row->max);
+		snprintf(hi, sizeof(hi), "%.0f", 1e9 / row->min);
+		snprintf(range, sizeof(range), " [%s .. %s]", lo, hi);
+		/* Rates: glibc's over this row's, so above 1 is faster. */
+		format_ratio(row->vs_glibc > 0 ? 1 / row->vs_glibc : 0, vg,
+		             sizeof(vg));
+		if (w == WORKLOAD_HTTP) {
+			fprintf(out, "%9s %-21s %7s %8.3f %8.3f %8.3f %8.1f  %s\n",
+			        rate, range, vg,
+			        row->metric_median[METRIC_P50_US] / 1e3,
+			        row->metric_median[METRIC_P99_US] / 1e3,
+			        row->metric_median[METRIC_P999_US] / 1e3,
+			        (double)row->peak_rss_kib / 1024.0, row->source);
+			continue;
+		}
+		if (is_pool(row->c.allocator))
+			snprintf(pool, sizeof(pool), "%" PRIu64,
+			         row->pool_allocs);
+		else
+			snprintf(pool, sizeof(pool), "-");
+		fprintf(out, "%9s %-21s %7.3f %9" PRIu64 " %7" PRIu64
+		             " %7s %8.1f  %s\n",
+		        rate, range, row->metric_median[METRIC_CPU_S_PER_GB],
+		        row->allocs, row->flow_allocs, pool,
+		        (double)row->peak_rss_kib / 1024.0, row->source);
+	}
+}
+
 void report_table(FILE *out, const struct run_info *info,
                   const struct row *rows, size_t count)
 {
@@ -361,6 +458,10 @@ void report_table(FILE *out, const struct run_info *info,
 				}
 			fprintf(out, "\n");
 			last_group = (size_t)-1;
+		}
+		if (workload_is_external((enum workload)w)) {
+			table_external(out, rows, count, (enum workload)w);
+			continue;
 		}
 		fprintf(out, "%-14s %-16s %9s %-21s %8s %7s %9s %7s %8s %8s  "
 		             "%s\n",
@@ -443,7 +544,8 @@ void report_csv(FILE *out, const struct run_info *info,
 	      "fallback_symbol,fallback_source,version,seed,size,block_size,"
 	      "blocks,n,len,lens,threads,clients,buffers,rounds,order,rolling,"
 	      "queue_depth,repeat,duration_s,ops_per_run,samples_ns_per_op,"
-	      "command\n",
+	      "command,latency_p50_us,latency_p99_us,latency_p999_us,"
+	      "cpu_s_per_gb,allocations,flow_allocations\n",
 	      out);
 	for (i = 0; i < count; i++) {
 		const struct row *row = &rows[i];
@@ -493,6 +595,17 @@ void report_csv(FILE *out, const struct run_info *info,
 			fprintf(out, "%s%.3f", k ? ";" : "", row->ns_per_op[k]);
 		fputc(',', out);
 		csv_string(out, row->command);
+		if (ok && c->workload == WORKLOAD_HTTP)
+			fprintf(out, ",%.0f,%.0f,%.0f,,%" PRIu64 ",",
+			        row->metric_median[METRIC_P50_US],
+			        row->metric_median[METRIC_P99_US],
+			        row->metric_median[METRIC_P999_US], row->allocs);
+		else if (ok && c->workload == WORKLOAD_CURL)
+			fprintf(out, ",,,,%.4f,%" PRIu64 ",%" PRIu64,
+			        row->metric_median[METRIC_CPU_S_PER_GB],
+			        row->allocs, row->flow_allocs);
+		else
+			fputs(",,,,,,", out);
 		fputc('\n', out);
 	}
 }
@@ -687,6 +800,27 @@ void report_json(FILE *out, const struct run_info *info,
 		        c->rolling ? "true" : "false", c->queue_depth, c->repeat,
 		        c->duration);
 		json_string(out, row->command);
+		if (row->status == ROW_OK && c->workload == WORKLOAD_HTTP)
+			fprintf(out,
+			        ",\n     \"http\": {\"requests_per_s\": %.1f, "
+			        "\"latency_us\": {\"p50\": %.0f, \"p99\": %.0f, "
+			        "\"p999\": %.0f}, \"server_allocations\": %" PRIu64
+			        ", \"wrk_threads\": %d, \"connections\": %zu, "
+			        "\"server_threads\": %zu, \"body_bytes\": %zu}",
+			        1e9 / row->median,
+			        row->metric_median[METRIC_P50_US],
+			        row->metric_median[METRIC_P99_US],
+			        row->metric_median[METRIC_P999_US], row->allocs,
+			        HTTP_WRK_THREADS, c->clients, c->threads, c->size);
+		else if (row->status == ROW_OK && c->workload == WORKLOAD_CURL)
+			fprintf(out,
+			        ",\n     \"curl\": {\"mb_per_s\": %.1f, "
+			        "\"cpu_s_per_gb\": %.4f, \"allocations\": %" PRIu64
+			        ", \"flow_allocations\": %" PRIu64
+			        ", \"file_bytes\": %zu}",
+			        1e9 / row->median,
+			        row->metric_median[METRIC_CPU_S_PER_GB],
+			        row->allocs, row->flow_allocs, c->size);
 		fputc('}', out);
 	}
 	fprintf(out, "\n  ]\n}\n");

@@ -12,7 +12,8 @@ set -u
 
 bench=${abs_top_builddir:-.}/bench/bench
 csv=${TMPDIR:-/tmp}/shiftpool-smoke.$$.csv
-trap 'rm -f "$csv"' EXIT INT TERM
+csv2=${TMPDIR:-/tmp}/shiftpool-smoke-ext.$$.csv
+trap 'rm -f "$csv" "$csv2"' EXIT INT TERM
 
 if ! test -x "$bench"; then
 	echo "smoke: $bench is not built" >&2
@@ -41,7 +42,7 @@ NR == 1 {
 }
 {
 	rows++
-	if ($4 == "not built" || $4 == "n/a")
+	if ($4 == "not built" || $4 == "n/a" || $4 == "not run")
 		next
 	if ($4 != "ok") { fail("status " $4); next }
 	seen[$3] = 1
@@ -64,4 +65,36 @@ END {
 			bad = 1
 		}
 	exit bad
-}' "$csv"
+}' "$csv" || exit 1
+
+# The external workloads, about 3 s: one run of httpd under wrk for 1 s
+# and one 256 MiB download with curl-pool, for glibc and a pool.  Rows
+# whose programs are missing (wrk, lighttpd, libcurl) say "not run" and
+# pass.
+"$bench" --workload=http,curl --allocator=glibc,pool-locked --runs=1 \
+	--warmup=0 --duration=1 --csv >"$csv2"
+status=$?
+cat "$csv2"
+if test $status -ne 0; then
+	echo "smoke: bench --workload=http,curl exited with status $status" >&2
+	exit 1
+fi
+awk -F, '
+function fail(why) {
+	printf "smoke: %s %s %s: %s\n", $1, $2, $3, why > "/dev/stderr"
+	bad = 1
+}
+NR == 1 { next }
+{
+	rows++
+	if ($4 == "not run") next
+	if ($4 != "ok") { fail("status " $4); next }
+	if ($1 == "http" && $3 == "glibc" && $20 !~ /^libc[.-]/)
+		fail("served by " $20)
+	if ($1 == "http" && $3 ~ /^pool-/ && $20 !~ /^libshiftpool/)
+		fail("served by " $20)
+}
+END {
+	if (rows != 4) { print "smoke: expected 4 external rows" > "/dev/stderr"; exit 1 }
+	exit bad
+}' "$csv2"
