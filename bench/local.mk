@@ -92,7 +92,7 @@ EXTRA_DIST += bench/results/table.txt bench/results/bench.csv \
 	bench/results/oversize.png bench/results/lighttpd.png \
 	bench/results/parallel.png bench/results/parallel-threads.png \
 	bench/results/sort.png bench/results/xthread.png \
-	bench/results/xthread-threads.png
+	bench/results/xthread-threads.png bench/results/http-curl.txt
 
 # A directory is named bench too, hence .PHONY.
 .PHONY: bench
