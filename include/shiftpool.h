@@ -25,13 +25,13 @@
 extern "C" {
 #endif
 
-#define SHIFTPOOL_VERSION_MAJOR 0
-#define SHIFTPOOL_VERSION_MINOR 1
-#define SHIFTPOOL_VERSION_PATCH 0
+#define SHIFTPOOL_VERSION_MAJOR  0
+#define SHIFTPOOL_VERSION_MINOR  1
+#define SHIFTPOOL_VERSION_PATCH  0
 #define SHIFTPOOL_VERSION_STRING "0.1.0"
 
 #if defined(__GNUC__) && !defined(SHIFTPOOL_NO_ATTRIBUTES)
-#define POOL_ATTR_MALLOC __attribute__((malloc, warn_unused_result))
+#define POOL_ATTR_MALLOC       __attribute__((malloc, warn_unused_result))
 #define POOL_ATTR_NONNULL(...) __attribute__((nonnull(__VA_ARGS__)))
 #else
 #define POOL_ATTR_MALLOC
@@ -39,16 +39,17 @@ extern "C" {
 #endif
 
 /* Modes: pass exactly one in pool_init()'s flags. */
-#define POOL_SINGLE 0x0     /* one thread at a time, no synchronisation */
-#define POOL_LOCKED 0x1     /* any thread, one mutex around the free list */
+#define POOL_SINGLE     0x0 /* one thread at a time, no synchronisation */
+#define POOL_LOCKED     0x1 /* any thread, one mutex around the free list */
 #define POOL_PER_THREAD 0x2 /* any thread, lock-free per-thread spans */
-#define POOL_MODE_MASK 0xf  /* the bits that hold the mode */
+#define POOL_MODE_MASK  0xf /* the bits that hold the mode */
 
 /* Options, OR-ed with the mode. */
 #define POOL_NO_FALLBACK 0x100 /* exhaustion and oversize give NULL, ENOMEM */
-#define POOL_DEBUG_FILL 0x200  /* fill free blocks with a pattern and verify
-                                  it when they go out: catches writes after
-                                  free (also SHIFTPOOL_DEBUG=fill) */
+#define POOL_DEBUG_FILL                                                        \
+	0x200 /* fill free blocks with a pattern and verify                    \
+	         it when they go out: catches writes after                     \
+	         free (also SHIFTPOOL_DEBUG=fill) */
 
 /* The largest block size pool_init() accepts (after rounding): 1 GiB. */
 #define POOL_MAX_BLOCK_SIZE ((size_t)1 << 30)
@@ -60,24 +61,28 @@ typedef struct pool pool_t;
 
 /* A snapshot of a pool's counters, filled by pool_stats(). */
 typedef struct pool_stats {
-	size_t block_size;       /* rounded block size in bytes */
-	size_t block_count;      /* blocks in the region */
-	size_t in_use;           /* pool blocks handed out and not yet freed */
-	size_t peak_in_use;      /* the largest in_use seen; in POOL_PER_THREAD
-	                            an upper bound: blocks ever handed out */
-	uint64_t allocs;         /* allocations served by the pool */
-	uint64_t frees;          /* pool blocks returned */
-	uint64_t fallback_allocs; /* allocations served by the system allocator */
-	uint64_t fallback_frees; /* system allocations returned via pool_free() */
-	int flags;               /* the flags the pool was created with */
+	size_t block_size;  /* rounded block size in bytes */
+	size_t block_count; /* blocks in the region */
+	size_t in_use;      /* pool blocks handed out and not yet freed */
+	size_t peak_in_use; /* the largest in_use seen; in POOL_PER_THREAD
+	                       an upper bound: blocks ever handed out */
+	uint64_t allocs;    /* allocations served by the pool */
+	uint64_t frees;     /* pool blocks returned */
+	uint64_t
+	    fallback_allocs; /* allocations served by the system allocator */
+	uint64_t
+	    fallback_frees; /* system allocations returned via pool_free() */
+	int flags;          /* the flags the pool was created with */
 } pool_stats_t;
 
 /* What a misuse report is about. */
 enum pool_error {
-	POOL_ERROR_INVALID_POINTER = 1, /* inside the region, not a block start */
-	POOL_ERROR_DOUBLE_FREE = 2,     /* the block is already free */
-	POOL_ERROR_CORRUPTED = 3,       /* the pool's own bookkeeping is damaged */
-	POOL_ERROR_WRITE_AFTER_FREE = 4 /* a free block was written (debug fill) */
+	POOL_ERROR_INVALID_POINTER =
+	    1,                      /* inside the region, not a block start */
+	POOL_ERROR_DOUBLE_FREE = 2, /* the block is already free */
+	POOL_ERROR_CORRUPTED = 3,   /* the pool's own bookkeeping is damaged */
+	POOL_ERROR_WRITE_AFTER_FREE =
+	    4 /* a free block was written (debug fill) */
 };
 
 /*

@@ -67,7 +67,8 @@ static bool parse_debug_options(struct pool *pool, const char *options)
 		size_t len = strcspn(word, ",");
 		if (len == 4 && strncmp(word, "fill", 4) == 0) {
 			pool->hooks |= HOOK_FILL;
-		} else if (len > 14 && strncmp(word, "fail-fallback=", 14) == 0) {
+		} else if (len > 14 &&
+		           strncmp(word, "fail-fallback=", 14) == 0) {
 			char *end;
 			unsigned long long n = strtoull(word + 14, &end, 10);
 			if (end == word + len)
@@ -138,7 +139,8 @@ void debug_release(struct pool *pool)
 		                   : pool->shared.bump;
 		for (size_t i = 0; i < limit; i++)
 			if (pool_block_is_live(pool, i))
-				VALGRIND_FREELIKE_BLOCK(region_block(pool, i), 0);
+				VALGRIND_FREELIKE_BLOCK(region_block(pool, i),
+				                        0);
 	}
 #endif
 }

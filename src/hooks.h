@@ -34,16 +34,16 @@
 /* ------------------------------------------------------------ hooks */
 
 #define HOOK_VALGRIND 0x1u /* describe blocks to memcheck */
-#define HOOK_FILL 0x2u     /* fill free blocks, verify when handed out */
-#define HOOK_TRACE 0x4u    /* log every call to the trace file */
+#define HOOK_FILL     0x2u /* fill free blocks, verify when handed out */
+#define HOOK_TRACE    0x4u /* log every call to the trace file */
 
 #define FILL_BYTE 0xdb
 /* Words 0 and 1 of a free block hold the local and the remote link. */
 #define LINK_WORDS 2
 
 /* The out-of-line halves, in debug.c. */
-POOL_COLD void hooks_block_out_slow(struct pool *pool, void *block,
-                                    bool fresh, unsigned hooks);
+POOL_COLD void hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
+                                    unsigned hooks);
 POOL_COLD void hooks_block_in_slow(struct pool *pool, void *block,
                                    unsigned hooks);
 
@@ -62,8 +62,7 @@ POOL_INLINE void hooks_block_out(struct pool *pool, void *block, size_t size,
 }
 
 /* A handed-out block is about to go back on a free list. */
-POOL_INLINE void hooks_block_in(struct pool *pool, void *block,
-                                unsigned hooks)
+POOL_INLINE void hooks_block_in(struct pool *pool, void *block, unsigned hooks)
 {
 	if (unlikely(hooks))
 		hooks_block_in_slow(pool, block, hooks);
@@ -162,10 +161,10 @@ POOL_INLINE void *link_load(const struct pool *pool, void *block,
 POOL_INLINE void link_store(const struct pool *pool, void *block, void *next,
                             unsigned hooks)
 {
-	link_word_store(block, 0,
-	                (uintptr_t)((uint64_t)(uintptr_t)next ^
-	                            link_key(pool, block)),
-	                hooks);
+	link_word_store(
+	    block, 0,
+	    (uintptr_t)((uint64_t)(uintptr_t)next ^ link_key(pool, block)),
+	    hooks);
 }
 
 /* Whether a decoded local link may be followed: NULL, or a block start. */
@@ -176,8 +175,8 @@ POOL_INLINE bool link_is_valid(const struct pool *pool, const void *next)
 	(void)next;
 	return true;
 #endif
-	return next == NULL ||
-	       (region_contains(pool, next) && region_is_block_start(pool, next));
+	return next == NULL || (region_contains(pool, next) &&
+	                        region_is_block_start(pool, next));
 }
 
 /* The remote link (word 1): a span-relative index + 1, encoded with the

@@ -27,13 +27,13 @@
 #define POOL_ASSERT(x) ((void)0)
 #endif
 
-#define POOL_API __attribute__((visibility("default")))
-#define POOL_COLD __attribute__((cold, noinline))
+#define POOL_API    __attribute__((visibility("default")))
+#define POOL_COLD   __attribute__((cold, noinline))
 #define POOL_INLINE static inline __attribute__((always_inline))
-#define likely(x) __builtin_expect(!!(x), 1)
+#define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-#define POOL_CACHE_LINE 64
+#define POOL_CACHE_LINE  64
 #define POOL_OPTION_MASK (POOL_NO_FALLBACK | POOL_DEBUG_FILL)
 
 /* ------------------------------------------------------------ limits */
@@ -42,8 +42,8 @@
  * Blocks are addressed by a 32-bit index inside a span and by a size_t
  * index in the region; spans hold at most 2^SPAN_SHIFT_MAX blocks.
  */
-#define SPAN_SHIFT_MIN 0  /* 1 block: a tiny pool still has many spans */
-#define SPAN_SHIFT_MAX 8  /* 256 blocks */
+#define SPAN_SHIFT_MIN    0  /* 1 block: a tiny pool still has many spans */
+#define SPAN_SHIFT_MAX    8  /* 256 blocks */
 #define SPAN_TARGET_COUNT 64 /* aim for at least this many spans per pool */
 
 /* ------------------------------------------------------------ types */
@@ -64,12 +64,12 @@
  */
 struct span {
 	/* owner line */
-	void *local_free;          /* free blocks, linked through word 0 */
-	_Atomic uint32_t bump;     /* blocks [bump, capacity) never handed out;
-	                              written by the owner, read by pool_stats() */
-	uint32_t capacity;         /* blocks in this span */
-	void *corrupt;             /* a bad link met by the fast path, for the
-	                              slow path to report */
+	void *local_free;      /* free blocks, linked through word 0 */
+	_Atomic uint32_t bump; /* blocks [bump, capacity) never handed out;
+	                          written by the owner, read by pool_stats() */
+	uint32_t capacity;     /* blocks in this span */
+	void *corrupt;         /* a bad link met by the fast path, for the
+	                          slow path to report */
 	char pad0[POOL_CACHE_LINE - 2 * sizeof(void *) - 2 * sizeof(uint32_t)];
 
 	/* shared line */
@@ -99,11 +99,11 @@ struct thread_counters {
  * span whose owner is this cache, and it is the only span this cache owns.
  */
 struct thread_cache {
-	struct span *active;       /* the one span this thread owns */
-	struct pool *pool;         /* NULL once the pool is destroyed */
-	uint64_t pool_id;          /* pool->id, immutable: identifies the pool */
+	struct span *active; /* the one span this thread owns */
+	struct pool *pool;   /* NULL once the pool is destroyed */
+	uint64_t pool_id;    /* pool->id, immutable: identifies the pool */
 	struct thread_counters counters;
-	struct thread_cache *thread_next; /* this thread's caches */
+	struct thread_cache *thread_next;           /* this thread's caches */
 	struct thread_cache *pool_next, *pool_prev; /* the pool's caches */
 };
 
@@ -112,8 +112,8 @@ struct thread_cache {
  * Invariant: allocs - frees == blocks handed out == bump - |free_list|.
  */
 struct shared_list {
-	void *free_list;           /* free blocks, linked through word 0 */
-	size_t bump;               /* blocks [bump, block_count) never used */
+	void *free_list; /* free blocks, linked through word 0 */
+	size_t bump;     /* blocks [bump, block_count) never used */
 	uint64_t allocs, frees;
 };
 
@@ -122,24 +122,24 @@ struct shared_list {
  * after pool_init(): the region's bounds and shape.
  */
 struct pool {
-	char *base;                /* first block; aligned to min(block, page) */
-	char *end;                 /* one past the last block */
-	unsigned block_shift;      /* block_size == 1 << block_shift */
-	unsigned span_shift;       /* blocks per span == 1 << span_shift */
-	int dispatch;              /* DISPATCH_*: which entry points serve */
-	int mode;                  /* POOL_SINGLE, POOL_LOCKED, POOL_PER_THREAD */
+	char *base;           /* first block; aligned to min(block, page) */
+	char *end;            /* one past the last block */
+	unsigned block_shift; /* block_size == 1 << block_shift */
+	unsigned span_shift;  /* blocks per span == 1 << span_shift */
+	int dispatch;         /* DISPATCH_*: which entry points serve */
+	int mode;             /* POOL_SINGLE, POOL_LOCKED, POOL_PER_THREAD */
 	size_t block_size;
 	size_t block_count;
-	uint64_t id;               /* unique per pool_init() in this process */
-	uintptr_t secret;          /* encodes free-list links (hooks.h) */
-	unsigned hooks;            /* HOOK_* (hooks.h); 0 for most pools */
+	uint64_t id;      /* unique per pool_init() in this process */
+	uintptr_t secret; /* encodes free-list links (hooks.h) */
+	unsigned hooks;   /* HOOK_* (hooks.h); 0 for most pools */
 	int flags;
 
 	/* POOL_SINGLE and POOL_LOCKED: one byte per block, 1 while the block
 	 * is handed out; the list itself lives in the free blocks. */
 	uint8_t *allocated;
 	struct shared_list shared;
-	pthread_mutex_t lock;      /* POOL_LOCKED: guards shared and allocated */
+	pthread_mutex_t lock; /* POOL_LOCKED: guards shared and allocated */
 
 	/* Fallback counters for POOL_SINGLE and POOL_LOCKED (per thread in
 	 * POOL_PER_THREAD). */
@@ -150,15 +150,19 @@ struct pool {
 	size_t span_count;
 	_Atomic uint32_t *block_state; /* per block: see STATE_* in thread.h;
 	                              written by the span's owner only */
-	_Atomic uint32_t *claims;  /* per block: 0, or the state a remote free
-	                              claimed; set by CAS, cleared by the owner */
-	_Atomic uint64_t available; /* stack of spans: top index + 1 | tag << 32 */
-	_Atomic size_t fresh_spans; /* spans [fresh_spans, span_count) untouched */
-	struct thread_cache *caches; /* guarded by the registry lock */
+	_Atomic uint32_t
+	    *claims; /* per block: 0, or the state a remote free
+	                claimed; set by CAS, cleared by the owner */
+	_Atomic uint64_t
+	    available; /* stack of spans: top index + 1 | tag << 32 */
+	_Atomic size_t
+	    fresh_spans; /* spans [fresh_spans, span_count) untouched */
+	struct thread_cache *caches;    /* guarded by the registry lock */
 	struct thread_counters retired; /* from caches whose thread exited */
 
 	/* Debug options (debug.c). */
-	uint64_t fail_fallback_at; /* the Nth fallback allocation fails; 0 off */
+	uint64_t
+	    fail_fallback_at; /* the Nth fallback allocation fails; 0 off */
 	_Atomic uint64_t fallback_attempts;
 
 	/* Memory to release in pool_destroy(). */
@@ -196,8 +200,7 @@ POOL_INLINE size_t region_index_of(const struct pool *pool, const void *ptr)
 	return (size_t)((const char *)ptr - pool->base) >> pool->block_shift;
 }
 
-POOL_INLINE bool region_is_block_start(const struct pool *pool,
-                                       const void *ptr)
+POOL_INLINE bool region_is_block_start(const struct pool *pool, const void *ptr)
 {
 	return (((uintptr_t)ptr - (uintptr_t)pool->base) &
 	        (pool->block_size - 1)) == 0;
@@ -215,6 +218,8 @@ POOL_INLINE void *region_block(const struct pool *pool, size_t index)
 POOL_COLD void *fallback_alloc(struct pool *pool, size_t size, bool zero);
 /* Whether a block of the region is handed out now. */
 bool pool_block_is_live(struct pool *pool, size_t index);
+/* Reports a free-list link, or a listed block, that is not a free block. */
+POOL_COLD void pool_report_corrupted(struct pool *pool, const void *link);
 
 /* ------------------------------------------------------------ debug.c */
 

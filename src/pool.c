@@ -164,8 +164,8 @@ POOL_INLINE int block_free(struct pool *pool, void *block, int mode,
 }
 
 /* pool_malloc (zero false) or pool_calloc (zero true) of size bytes. */
-POOL_INLINE void *alloc_in(struct pool *pool, size_t size, bool zero,
-                           int mode, unsigned hooks)
+POOL_INLINE void *alloc_in(struct pool *pool, size_t size, bool zero, int mode,
+                           unsigned hooks)
 {
 	if (likely(size <= pool->block_size)) {
 		if (mode == POOL_PER_THREAD)
@@ -184,8 +184,7 @@ POOL_INLINE void *alloc_in(struct pool *pool, size_t size, bool zero,
 	return fallback_alloc(pool, size, zero);
 }
 
-POOL_INLINE void free_in(struct pool *pool, void *ptr, int mode,
-                         unsigned hooks)
+POOL_INLINE void free_in(struct pool *pool, void *ptr, int mode, unsigned hooks)
 {
 	if (likely(region_contains(pool, ptr))) {
 		if (!check_block_start(pool, "pool_free", ptr))
@@ -283,10 +282,10 @@ static NOINLINE void *hooked_alloc(struct pool *pool, size_t size, bool zero)
 	void *ptr = hooked_alloc_untraced(pool, size, zero);
 	if (pool->hooks & HOOK_TRACE) {
 		int saved = errno;
-		trace_write(pool, "%s pool=%llu thread=%ld size=%zu ptr=%p src=%s",
-		            zero ? "calloc" : "malloc",
-		            (unsigned long long)pool->id, (long)gettid(), size,
-		            ptr, trace_source(pool, ptr));
+		trace_write(
+		    pool, "%s pool=%llu thread=%ld size=%zu ptr=%p src=%s",
+		    zero ? "calloc" : "malloc", (unsigned long long)pool->id,
+		    (long)gettid(), size, ptr, trace_source(pool, ptr));
 		errno = saved;
 	}
 	return ptr;
@@ -298,8 +297,8 @@ static NOINLINE void hooked_free(struct pool *pool, void *ptr)
 		const char *source = trace_source(pool, ptr);
 		if (ptr != NULL && region_contains(pool, ptr))
 			source = !region_is_block_start(pool, ptr) ? "invalid"
-			         : !pool_block_is_live(pool,
-			                               region_index_of(pool, ptr))
+			         : !pool_block_is_live(
+			               pool, region_index_of(pool, ptr))
 			             ? "double"
 			             : "pool";
 		trace_write(pool, "free pool=%llu thread=%ld ptr=%p src=%s",
@@ -353,7 +352,8 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 	}
 
 	struct pool *pool;
-	if (posix_memalign((void **)&pool, POOL_CACHE_LINE, sizeof *pool) != 0) {
+	if (posix_memalign((void **)&pool, POOL_CACHE_LINE, sizeof *pool) !=
+	    0) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -385,13 +385,13 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 		errno = error;
 		return NULL;
 	}
-	pool->id = atomic_fetch_add_explicit(&next_pool_id, 1,
-	                                     memory_order_relaxed);
+	pool->id =
+	    atomic_fetch_add_explicit(&next_pool_id, 1, memory_order_relaxed);
 	debug_configure(pool);
-	pool->dispatch = pool->hooks             ? DISPATCH_HOOKED
-	                 : mode == POOL_SINGLE   ? DISPATCH_SINGLE
-	                 : mode == POOL_LOCKED   ? DISPATCH_LOCKED
-	                                         : DISPATCH_PER_THREAD;
+	pool->dispatch = pool->hooks           ? DISPATCH_HOOKED
+	                 : mode == POOL_SINGLE ? DISPATCH_SINGLE
+	                 : mode == POOL_LOCKED ? DISPATCH_LOCKED
+	                                       : DISPATCH_PER_THREAD;
 	return pool;
 }
 
@@ -479,7 +479,8 @@ POOL_API void *pool_realloc(pool_t *pool, void *ptr, size_t size)
 #ifdef SHIFTPOOL_ASAN
 				/* The caller's size is not kept: copy the
 				 * whole block, past its poisoned tail. */
-				ASAN_UNPOISON_MEMORY_REGION(ptr, pool->block_size);
+				ASAN_UNPOISON_MEMORY_REGION(ptr,
+				                            pool->block_size);
 #endif
 				memcpy(moved, ptr, pool->block_size);
 				free_untraced(pool, ptr);
@@ -500,11 +501,12 @@ POOL_API void *pool_realloc(pool_t *pool, void *ptr, size_t size)
 			errno = ENOMEM;
 	}
 	if (pool->hooks & HOOK_TRACE)
-		trace_write(pool,
-		            "realloc pool=%llu thread=%ld old=%p size=%zu ptr=%p "
-		            "src=%s",
-		            (unsigned long long)pool->id, (long)gettid(), ptr, size,
-		            moved, trace_source(pool, moved));
+		trace_write(
+		    pool,
+		    "realloc pool=%llu thread=%ld old=%p size=%zu ptr=%p "
+		    "src=%s",
+		    (unsigned long long)pool->id, (long)gettid(), ptr, size,
+		    moved, trace_source(pool, moved));
 	return moved;
 }
 
@@ -519,9 +521,10 @@ POOL_API char *pool_strdup(pool_t *pool, const char *s)
 	if (copy != NULL)
 		memcpy(copy, s, len);
 	if (pool->hooks & HOOK_TRACE)
-		trace_write(pool, "strdup pool=%llu thread=%ld size=%zu ptr=%p src=%s",
-		            (unsigned long long)pool->id, (long)gettid(), len, copy,
-		            trace_source(pool, copy));
+		trace_write(
+		    pool, "strdup pool=%llu thread=%ld size=%zu ptr=%p src=%s",
+		    (unsigned long long)pool->id, (long)gettid(), len, copy,
+		    trace_source(pool, copy));
 	return copy;
 }
 

@@ -94,7 +94,8 @@ int region_reserve(struct pool *pool)
 	pool->base = map;
 	pool->end = pool->base + (count << pool->block_shift);
 	if (pool->mode == POOL_PER_THREAD) {
-		pool->block_state = (_Atomic uint32_t *)(pool->base + off_state);
+		pool->block_state =
+		    (_Atomic uint32_t *)(pool->base + off_state);
 		pool->claims = (_Atomic uint32_t *)(pool->base + off_claims);
 		pool->spans = (struct span *)(pool->base + off_spans);
 	} else {

@@ -29,13 +29,14 @@ static void default_handler(const pool_t *pool, const char *function,
 {
 	char line[256];
 	(void)arg;
-	int n = snprintf(line, sizeof line, "shiftpool: %s(): %s: %p (pool %p)\n",
-	                 function, pool_error_string(error), ptr,
-	                 (const void *)pool);
+	int n = snprintf(line, sizeof line,
+	                 "shiftpool: %s(): %s: %p (pool %p)\n", function,
+	                 pool_error_string(error), ptr, (const void *)pool);
 	/* write(2), not stdio: the heap or stdout may be what is broken. */
 	if (n > 0) {
 		ssize_t w = write(STDERR_FILENO, line,
-		                  (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+		                  (size_t)n < sizeof line ? (size_t)n
+		                                          : sizeof line - 1);
 		(void)w;
 	}
 	abort();
@@ -43,8 +44,8 @@ static void default_handler(const pool_t *pool, const char *function,
 
 /* ------------------------------------------------------------ internal API */
 
-void pool_report(const struct pool *pool, const char *function,
-                 const void *ptr, enum pool_error error)
+void pool_report(const struct pool *pool, const char *function, const void *ptr,
+                 enum pool_error error)
 {
 	struct handler *h =
 	    atomic_load_explicit(&current_handler, memory_order_acquire);

@@ -15,9 +15,6 @@
 
 #include "hooks.h"
 
-/* Reports a free-list link that does not name a free block. */
-POOL_COLD void pool_report_corrupted(struct pool *pool, const void *link);
-
 /* A block, or NULL when the pool has none left; *fresh: never used. */
 POOL_INLINE void *shared_alloc(struct pool *pool, bool *fresh, unsigned hooks)
 {

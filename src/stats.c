@@ -41,7 +41,8 @@ POOL_API int pool_stats_print(const pool_t *pool, FILE *stream, int format)
 		            "{\"mode\":\"%s\",\"block_size\":%zu,"
 		            "\"block_count\":%zu,\"in_use\":%zu,"
 		            "\"peak_in_use\":%zu,\"allocs\":%" PRIu64
-		            ",\"frees\":%" PRIu64 ",\"fallback_allocs\":%" PRIu64
+		            ",\"frees\":%" PRIu64
+		            ",\"fallback_allocs\":%" PRIu64
 		            ",\"fallback_frees\":%" PRIu64 "}\n",
 		            mode_name(st.flags), st.block_size, st.block_count,
 		            st.in_use, st.peak_in_use, st.allocs, st.frees,

@@ -94,8 +94,8 @@ static struct span *available_pop(struct pool *pool)
 		if (top == 0)
 			return NULL;
 		struct span *span = &pool->spans[top - 1];
-		uint32_t next =
-		    atomic_load_explicit(&span->stack_next, memory_order_relaxed);
+		uint32_t next = atomic_load_explicit(&span->stack_next,
+		                                     memory_order_relaxed);
 		uint64_t tag = (head >> 32) + 1;
 		if (atomic_compare_exchange_weak_explicit(
 		        &pool->available, &head, (tag << 32) | next,
@@ -120,7 +120,8 @@ static void available_push(struct pool *pool, struct span *span)
 /* A span never handed to any thread yet, or NULL. */
 static struct span *fresh_span(struct pool *pool)
 {
-	size_t n = atomic_load_explicit(&pool->fresh_spans, memory_order_relaxed);
+	size_t n =
+	    atomic_load_explicit(&pool->fresh_spans, memory_order_relaxed);
 	do {
 		if (n >= pool->span_count)
 			return NULL;
@@ -142,8 +143,8 @@ static struct span *fresh_span(struct pool *pool)
 static size_t span_drain(struct pool *pool, struct span *span)
 {
 	unsigned hooks = pool->hooks;
-	uint64_t head = atomic_exchange_explicit(&span->remote, 0,
-	                                         memory_order_acquire);
+	uint64_t head =
+	    atomic_exchange_explicit(&span->remote, 0, memory_order_acquire);
 	size_t first = span_first_block(pool, span);
 	size_t returned = 0;
 	uint32_t link = (uint32_t)head;
@@ -156,8 +157,8 @@ static size_t span_drain(struct pool *pool, struct span *span)
 		}
 		size_t index = first + offset;
 		void *block = region_block(pool, index);
-		uint32_t claim =
-		    atomic_load_explicit(&pool->claims[index], memory_order_relaxed);
+		uint32_t claim = atomic_load_explicit(&pool->claims[index],
+		                                      memory_order_relaxed);
 		if (claim == 0) {
 			/* Not claimed: the link was overwritten, or we came
 			 * round a loop.  Stop; never follow it. */
@@ -171,11 +172,11 @@ static size_t span_drain(struct pool *pool, struct span *span)
 			/* A remote free of the live allocation, or of a block
 			 * the owner freed too and then parked: either way the
 			 * block goes back on the local list, once. */
-			atomic_store_explicit(
-			    &pool->block_state[index],
-			    claim == state ? state_freed(state)
-			                   : state & ~STATE_PARKED,
-			    memory_order_relaxed);
+			atomic_store_explicit(&pool->block_state[index],
+			                      claim == state
+			                          ? state_freed(state)
+			                          : state & ~STATE_PARKED,
+			                      memory_order_relaxed);
 			link_store(pool, block, span->local_free, hooks);
 			span->local_free = block;
 			returned++;
@@ -238,7 +239,8 @@ static void cache_fold_counters(struct pool *pool, struct thread_cache *tc)
 	_Atomic uint64_t *to = &pool->retired.allocs;
 	for (size_t i = 0; i < n; i++)
 		atomic_fetch_add_explicit(
-		    &to[i], atomic_load_explicit(&from[i], memory_order_relaxed),
+		    &to[i],
+		    atomic_load_explicit(&from[i], memory_order_relaxed),
 		    memory_order_relaxed);
 }
 
@@ -301,7 +303,8 @@ static void prune_orphans(void)
 
 struct thread_cache *thread_cache_lookup(struct pool *pool)
 {
-	for (struct thread_cache *tc = thread_caches; tc; tc = tc->thread_next) {
+	for (struct thread_cache *tc = thread_caches; tc;
+	     tc = tc->thread_next) {
 		if (tc->pool_id == pool->id) {
 			thread_hint.pool_id = pool->id;
 			thread_hint.cache = tc;
@@ -402,8 +405,8 @@ static int span_free_remote(struct pool *pool, struct thread_cache *tc,
                             struct span *span, void *block, size_t index,
                             unsigned hooks)
 {
-	uint32_t state =
-	    atomic_load_explicit(&pool->block_state[index], memory_order_relaxed);
+	uint32_t state = atomic_load_explicit(&pool->block_state[index],
+	                                      memory_order_relaxed);
 	uint32_t unclaimed = 0;
 
 	if (!(state & STATE_OUT) ||
@@ -495,8 +498,9 @@ void thread_count_fallback(struct pool *pool, bool is_free)
 		                    : &tc->counters.fallback_allocs,
 		            1);
 	else
-		atomic_fetch_add_explicit(is_free ? &pool->retired.fallback_frees
-		                                  : &pool->retired.fallback_allocs,
+		atomic_fetch_add_explicit(is_free
+		                              ? &pool->retired.fallback_frees
+		                              : &pool->retired.fallback_allocs,
 		                          1, memory_order_relaxed);
 }
 
@@ -507,13 +511,14 @@ void thread_stats(const struct pool *pool, pool_stats_t *out)
 	_Atomic uint64_t *retired = &p->retired.allocs;
 
 	for (int i = 0; i < 4; i++)
-		sums[i] = atomic_load_explicit(&retired[i], memory_order_relaxed);
+		sums[i] =
+		    atomic_load_explicit(&retired[i], memory_order_relaxed);
 	pthread_mutex_lock(&registry_lock);
 	for (struct thread_cache *tc = p->caches; tc; tc = tc->pool_next) {
 		_Atomic uint64_t *c = &tc->counters.allocs;
 		for (int i = 0; i < 4; i++)
-			sums[i] += atomic_load_explicit(&c[i],
-			                                memory_order_relaxed);
+			sums[i] +=
+			    atomic_load_explicit(&c[i], memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&registry_lock);
 

@@ -32,9 +32,7 @@ POOL_COLD void *thread_alloc_slow(struct pool *pool, size_t size, bool zero,
                                   unsigned hooks);
 /* pool_free when the fast path missed: a lookup, then a local or a remote
  * free; reports misuse. */
-POOL_COLD void thread_free_slow(struct pool *pool, void *block,
-                                unsigned hooks);
-POOL_COLD void pool_report_corrupted(struct pool *pool, const void *link);
+POOL_COLD void thread_free_slow(struct pool *pool, void *block, unsigned hooks);
 
 int thread_pool_init(struct pool *pool);
 void thread_pool_destroy(struct pool *pool);
@@ -69,7 +67,7 @@ POOL_INLINE struct thread_cache *thread_cache_get(struct pool *pool)
  * never matches the next.  A parked block is free but held back from the
  * local list until the drain has seen a racing remote free of it.
  */
-#define STATE_OUT 0x1u
+#define STATE_OUT    0x1u
 #define STATE_PARKED 0x2u
 
 /* The state after a free: the next generation, not handed out. */
@@ -131,7 +129,8 @@ again:
 		 * remote list: a double free raced with our own free.  Park
 		 * the block; the drain reconciles it. */
 		atomic_store_explicit(&pool->block_state[index],
-		                      state | STATE_PARKED, memory_order_relaxed);
+		                      state | STATE_PARKED,
+		                      memory_order_relaxed);
 		goto again;
 	}
 	atomic_store_explicit(&pool->block_state[index], state | STATE_OUT,
@@ -153,8 +152,8 @@ POOL_INLINE int span_free_local(struct pool *pool, struct thread_cache *tc,
                                 struct span *span, void *block, size_t index,
                                 unsigned hooks)
 {
-	uint32_t state =
-	    atomic_load_explicit(&pool->block_state[index], memory_order_relaxed);
+	uint32_t state = atomic_load_explicit(&pool->block_state[index],
+	                                      memory_order_relaxed);
 	/* Not handed out, or this very allocation already claimed by another
 	 * thread's free: either way this is a second free. */
 	if (unlikely(!(state & STATE_OUT) ||
@@ -188,7 +187,8 @@ POOL_INLINE void *thread_alloc(struct pool *pool, size_t size, bool zero,
 			void *block = span_pop(pool, span, &fresh, hooks);
 			if (likely(block != NULL)) {
 				counter_add(&tc->counters.allocs, 1);
-				hooks_block_out(pool, block, size, fresh, hooks);
+				hooks_block_out(pool, block, size, fresh,
+				                hooks);
 				/* A never-used block is still zero from the
 				 * mapping. */
 				if (zero && !fresh)
