@@ -10,6 +10,7 @@
 #include "driver.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -68,81 +69,89 @@ void row_describe(const struct row *row, char *buf, size_t size)
 		         c->size, c->blocks, c->block_size, c->blocks);
 		break;
 	case WORKLOAD_OVERSIZE:
-		snprintf(buf, size,
-		         "2N x alternating calloc(1, %zu) and calloc(1, %zu) "
-		         "held (4N allocations), then freed in allocation "
-		         "order; pool of %zu x %zu B blocks: the %zu B requests "
-		         "fall back; op = one calloc and its free",
-		         c->size, 2 * c->size, c->blocks, c->block_size,
-		         2 * c->size);
+		snprintf(
+		    buf, size,
+		    "2N x alternating calloc(1, %zu) and calloc(1, %zu) "
+		    "held (4N allocations), then freed in allocation "
+		    "order; pool of %zu x %zu B blocks: the %zu B requests "
+		    "fall back; op = one calloc and its free",
+		    c->size, 2 * c->size, c->blocks, c->block_size,
+		    2 * c->size);
 		break;
 	case WORKLOAD_LIGHTTPD:
 		format_order(c, list, sizeof(list));
 		if (c->rolling)
-			snprintf(buf, size,
-			         "%zu clients connected, each holding %zu x "
-			         "calloc(1, %zu); %zu departures (order %s), "
-			         "each followed by an arrival; pool of %zu x %zu "
-			         "B blocks; op = one buffer's calloc and its free",
-			         c->clients, c->buffers, c->size,
-			         c->rounds * c->clients, list, c->blocks,
-			         c->block_size);
+			snprintf(
+			    buf, size,
+			    "%zu clients connected, each holding %zu x "
+			    "calloc(1, %zu); %zu departures (order %s), "
+			    "each followed by an arrival; pool of %zu x %zu "
+			    "B blocks; op = one buffer's calloc and its free",
+			    c->clients, c->buffers, c->size,
+			    c->rounds * c->clients, list, c->blocks,
+			    c->block_size);
 		else
-			snprintf(buf, size,
-			         "%zu rounds: %zu clients connect, each allocating "
-			         "%zu x calloc(1, %zu), then leave in the order %s, "
-			         "freeing them; pool of %zu x %zu B blocks; op = "
-			         "one buffer's calloc and its free",
-			         c->rounds, c->clients, c->buffers, c->size, list,
-			         c->blocks, c->block_size);
+			snprintf(
+			    buf, size,
+			    "%zu rounds: %zu clients connect, each allocating "
+			    "%zu x calloc(1, %zu), then leave in the order %s, "
+			    "freeing them; pool of %zu x %zu B blocks; op = "
+			    "one buffer's calloc and its free",
+			    c->rounds, c->clients, c->buffers, c->size, list,
+			    c->blocks, c->block_size);
 		break;
 	case WORKLOAD_PARALLEL:
 		format_list(&c->lens, ",", list, sizeof(list));
-		snprintf(buf, size,
-		         "T threads, each for %g s: malloc(8 x len), copy len "
-		         "items in, read one, free; len cycles %s; pool of %zu x "
-		         "%zu B blocks shared (POOL_SINGLE: one per thread); op "
-		         "= one malloc and its free, ns/op = wall time / ops of "
-		         "all threads",
-		         c->duration, list, c->blocks, c->block_size);
+		snprintf(
+		    buf, size,
+		    "T threads, each for %g s: malloc(8 x len), copy len "
+		    "items in, read one, free; len cycles %s; pool of %zu x "
+		    "%zu B blocks shared (POOL_SINGLE: one per thread); op "
+		    "= one malloc and its free, ns/op = wall time / ops of "
+		    "all threads",
+		    c->duration, list, c->blocks, c->block_size);
 		break;
 	case WORKLOAD_SORT:
-		snprintf(buf, size,
-		         "malloc(8 x len), copy len items in, sort them (the "
-		         "benchmark's own quicksort), free; stack = alloca, floor "
-		         "= a caller-provided buffer; pool of %zu x %zu B "
-		         "blocks; op = one sort with its allocation",
-		         c->blocks, c->block_size);
+		snprintf(
+		    buf, size,
+		    "malloc(8 x len), copy len items in, sort them (the "
+		    "benchmark's own quicksort), free; stack = alloca, floor "
+		    "= a caller-provided buffer; pool of %zu x %zu B "
+		    "blocks; op = one sort with its allocation",
+		    c->blocks, c->block_size);
 		break;
 	case WORKLOAD_HTTP:
-		snprintf(buf, size,
-		         "examples/httpd --threads=%zu --allocator=X (its own "
-		         "process, peers as httpd-tcmalloc ...), loaded for %g s "
-		         "by wrk -t%d -c%zu (keep-alive) with GET /bytes/%zu; op "
-		         "= one request; latency percentiles from wrk (p99.9 by a "
-		         "done() script); RSS = the server's",
-		         c->threads, c->duration, HTTP_WRK_THREADS, c->clients,
-		         c->size);
+		snprintf(
+		    buf, size,
+		    "examples/httpd --threads=%zu --allocator=X (its own "
+		    "process, peers as httpd-tcmalloc ...), loaded for %g s "
+		    "by wrk -t%d -c%zu (keep-alive) with GET /bytes/%zu; op "
+		    "= one request; latency percentiles from wrk (p99.9 by a "
+		    "done() script); RSS = the server's",
+		    c->threads, c->duration, HTTP_WRK_THREADS, c->clients,
+		    c->size);
 		break;
 	case WORKLOAD_CURL:
-		snprintf(buf, size,
-		         "examples/curl-pool (libcurl, allocator by "
-		         "curl_global_init_mem()) downloads a %zu MiB sparse "
-		         "file from lighttpd on 127.0.0.1; pool = --allocator="
-		         "pool (POOL_LOCKED; pool-per-thread: --pool-mode="
-		         "per-thread), glibc = --allocator=system; MB = 10^6 B; "
-		         "CPU = user + system of curl-pool per GB (10^9 B)",
-		         c->size >> 20);
+		snprintf(
+		    buf, size,
+		    "examples/curl-pool (libcurl, allocator by "
+		    "curl_global_init_mem()) downloads a %zu MiB sparse "
+		    "file from lighttpd on 127.0.0.1; pool = --allocator="
+		    "pool (POOL_LOCKED; pool-per-thread: --pool-mode="
+		    "per-thread), glibc = --allocator=system; MB = 10^6 B; "
+		    "CPU = user + system of curl-pool per GB (10^9 B)",
+		    c->size >> 20);
 		break;
 	case WORKLOAD_XTHREAD:
-		snprintf(buf, size,
-		         "T producers each calloc(1, %zu) and pass the buffer "
-		         "through a bounded queue (%zu slots) to a consumer "
-		         "thread, which frees it, for %g s; pool of %zu x %zu B "
-		         "blocks; op = one buffer made, passed and freed, ns/op "
-		         "= wall time / buffers",
-		         c->size, c->queue_depth, c->duration, c->blocks,
-		         c->block_size);
+		snprintf(
+		    buf, size,
+		    "T producers each calloc(1, %zu) and pass the buffer "
+		    "through a bounded queue (%zu slots) to a consumer "
+		    "thread, which frees it, for %g s; pool of %zu x %zu B "
+		    "blocks; op = one buffer made, passed and freed, ns/op "
+		    "= wall time / buffers",
+		    c->size, c->queue_depth, c->duration, c->blocks,
+		    c->block_size);
 		break;
 	default:
 		snprintf(buf, size, "-");
@@ -189,8 +198,7 @@ static void format_ratio(double ratio, char *buf, size_t size)
 static double fallback_share(const struct row *row)
 {
 	uint64_t total = row->pool_allocs + row->fallback_allocs;
-	return total ? 100.0 * (double)row->fallback_allocs / (double)total
-	             : 0;
+	return total ? 100.0 * (double)row->fallback_allocs / (double)total : 0;
 }
 
 static int is_pool(enum allocator allocator)
@@ -243,8 +251,9 @@ static const char *allocator_symbols(const struct row *rows, size_t count,
 			    (found[length] == ',' || found[length] == '\0'))
 				break;
 		if (found == NULL && used < size)
-			used += (size_t)snprintf(buf + used, size - used,
-			                         "%s%s", used ? ", " : "", symbol);
+			used +=
+			    (size_t)snprintf(buf + used, size - used, "%s%s",
+			                     used ? ", " : "", symbol);
 	}
 	return buf;
 }
@@ -262,18 +271,20 @@ static void table_header(FILE *out, const struct run_info *info,
 	        info->date);
 	fprintf(out, "machine:    %s, %ld CPUs online, %s, %s\n", info->cpu,
 	        info->cpus, info->system, info->libc);
-	fprintf(out, "load:       %s before, %s after (1, 5, 15 minute "
-	             "averages)\n",
+	fprintf(out,
+	        "load:       %s before, %s after (1, 5, 15 minute "
+	        "averages)\n",
 	        info->load_before, info->load_after);
 	fprintf(out, "compiler:   %s\n", info->compiler);
 	fprintf(out, "command:    %s\n", info->command);
-	fprintf(out, "method:     every run of every row is a process of its "
-	             "own, linked with that allocator only;\n"
-	             "            %zu warm-up + %zu counted runs per row, "
-	             "allocators interleaved run by run;\n"
-	             "            each process: set-up and pool_init() "
-	             "untimed, one untimed warm-up pass,\n"
-	             "            then the timed region (CLOCK_MONOTONIC).\n",
+	fprintf(out,
+	        "method:     every run of every row is a process of its "
+	        "own, linked with that allocator only;\n"
+	        "            %zu warm-up + %zu counted runs per row, "
+	        "allocators interleaved run by run;\n"
+	        "            each process: set-up and pool_init() "
+	        "untimed, one untimed warm-up pass,\n"
+	        "            then the timed region (CLOCK_MONOTONIC).\n",
 	        o->warmup, o->runs);
 	fprintf(out, "columns:    ns/op median [min .. max] of the counted "
 	             "runs; ops/s = 1e9 / median;\n"
@@ -292,8 +303,9 @@ static void table_header(FILE *out, const struct run_info *info,
 		        "            medians [min .. max], x glibc = this "
 		        "row's rate / glibc's (above 1: faster).\n");
 	format_list(&o->n, ",", list, sizeof(list));
-	fprintf(out, "parameters: --seed=%" PRIu64 " --runs=%zu --warmup=%zu "
-	             "--n=%s",
+	fprintf(out,
+	        "parameters: --seed=%" PRIu64 " --runs=%zu --warmup=%zu "
+	        "--n=%s",
 	        o->seed, o->runs, o->warmup, list);
 	format_list(&o->len, ",", list, sizeof(list));
 	fprintf(out, " --len=%s", list);
@@ -316,8 +328,9 @@ static void table_header(FILE *out, const struct run_info *info,
 	        o->rolling ? " --rolling" : "", o->queue_depth);
 	print_size_or(out, o->repeat, "auto");
 	fprintf(out, " --duration=%g%s\n", o->duration,
-	        o->quick ? "\n            --quick: a smoke run, not a measurement"
-	                 : "");
+	        o->quick
+	            ? "\n            --quick: a smoke run, not a measurement"
+	            : "");
 	for (i = 0; i < count; i++)
 		if (!workload_is_external(rows[i].c.workload))
 			break;
@@ -353,44 +366,183 @@ static void table_header(FILE *out, const struct run_info *info,
 		for (j = 0; j < count && !printed[i]; j++)
 			if (rows[j].c.allocator == i &&
 			    rows[j].status == ROW_NOT_BUILT) {
-				fprintf(out, "  %-16s not built: configure did not "
-				             "find it\n",
+				fprintf(out,
+				        "  %-16s not built: configure did not "
+				        "find it\n",
 				        allocator_names[i]);
 				printed[i] = 1;
 			}
 	}
 	if (info->unoptimized)
-		fprintf(out, "WARNING: workers were built without optimisation; "
-		             "these numbers mean little.\n");
+		fprintf(out,
+		        "WARNING: workers were built without optimisation; "
+		        "these numbers mean little.\n");
 #ifdef BENCH_SANITIZED
 	fprintf(out, "WARNING: built with sanitizers; these numbers mean "
 	             "little.\n");
 #endif
 }
 
-static void table_external(FILE *out, const struct row *rows, size_t count,
-                           enum workload w)
-{
-	size_t i, last_group = (size_t)-1;
+/* A table's column: its title and printf width (negative: left-aligned).
+ * The last column of a table is not padded; two spaces set it off. */
+struct column {
+	const char *title;
+	int width;
+};
 
-	if (w == WORKLOAD_HTTP)
-		fprintf(out, "%-14s %-16s %9s %-21s %7s %8s %8s %8s %8s  %s\n",
-		        "case", "allocator", "req/s", " [min .. max]",
-		        "x glibc", "p50 ms", "p99 ms", "p99.9 ms", "RSS MiB",
-		        "from");
+#define COLUMNS_MAX 11
+
+/* A row's cells: cell[i] points into text[i] unless set elsewhere. */
+struct cells {
+	const char *cell[COLUMNS_MAX];
+	char text[COLUMNS_MAX][48];
+	char from[256];
+};
+
+/* How one workload's table looks and how a row's cells are made; the
+ * first two columns, case and allocator, are common to all. */
+struct table_kind {
+	const struct column *columns;
+	size_t count;
+	void (*fill)(const struct row *row, struct cells *t);
+};
+
+static double rss_mib(const struct row *row)
+{
+	return (double)row->peak_rss_kib / 1024.0;
+}
+
+static void format_range(const char *lo, const char *hi, char *buf, size_t size)
+{
+	snprintf(buf, size, " [%s .. %s]", lo, hi);
+}
+
+static void local_cells(const struct row *row, struct cells *t)
+{
+	char lo[16], hi[16];
+
+	format_ns(row->median, t->text[2], sizeof(t->text[2]));
+	format_ns(row->min, lo, sizeof(lo));
+	format_ns(row->max, hi, sizeof(hi));
+	format_range(lo, hi, t->text[3], sizeof(t->text[3]));
+	format_rate(1e9 / row->median, t->text[4], sizeof(t->text[4]));
+	format_ratio(row->vs_glibc, t->text[5], sizeof(t->text[5]));
+	format_ratio(row->vs_tcmalloc, t->text[6], sizeof(t->text[6]));
+	format_ratio(row->vs_floor, t->text[7], sizeof(t->text[7]));
+	snprintf(t->text[8], sizeof(t->text[8]), "%.1f", rss_mib(row));
+	if (is_pool(row->c.allocator))
+		snprintf(t->text[9], sizeof(t->text[9]), "%.1f%%",
+		         fallback_share(row));
 	else
-		fprintf(out, "%-14s %-16s %9s %-21s %7s %9s %7s %7s %8s  %s\n",
-		        "case", "allocator", "MB/s", " [min .. max]", "CPU s/GB",
-		        "allocs", "in flow", "pool", "RSS MiB", "program");
+		snprintf(t->text[9], sizeof(t->text[9]), "-");
+	snprintf(t->from, sizeof(t->from), "%s%s%s", row->source,
+	         row->note ? "; " : "", row->note ? row->note : "");
+	t->cell[10] = t->from;
+}
+
+/* http, curl: rates, not times; the slowest run's rate is the min. */
+static void external_cells(const struct row *row, struct cells *t)
+{
+	char lo[16], hi[16];
+
+	snprintf(t->text[2], sizeof(t->text[2]), "%.0f", 1e9 / row->median);
+	snprintf(lo, sizeof(lo), "%.0f", 1e9 / row->max);
+	snprintf(hi, sizeof(hi), "%.0f", 1e9 / row->min);
+	format_range(lo, hi, t->text[3], sizeof(t->text[3]));
+	snprintf(t->text[8], sizeof(t->text[8]), "%.1f", rss_mib(row));
+	t->cell[9] = row->source;
+}
+
+static void http_cells(const struct row *row, struct cells *t)
+{
+	int k;
+
+	external_cells(row, t);
+	/* Rates: glibc's over this row's, so above 1 is faster. */
+	format_ratio(row->vs_glibc > 0 ? 1 / row->vs_glibc : 0, t->text[4],
+	             sizeof(t->text[4]));
+	for (k = 0; k < 3; k++)
+		snprintf(t->text[5 + k], sizeof(t->text[5 + k]), "%.3f",
+		         row->metric_median[METRIC_P50_US + k] / 1e3);
+}
+
+static void curl_cells(const struct row *row, struct cells *t)
+{
+	external_cells(row, t);
+	snprintf(t->text[4], sizeof(t->text[4]), "%.3f",
+	         row->metric_median[METRIC_CPU_S_PER_GB]);
+	snprintf(t->text[5], sizeof(t->text[5]), "%" PRIu64, row->allocs);
+	snprintf(t->text[6], sizeof(t->text[6]), "%" PRIu64, row->flow_allocs);
+	if (is_pool(row->c.allocator))
+		snprintf(t->text[7], sizeof(t->text[7]), "%" PRIu64,
+		         row->pool_allocs);
+	else
+		snprintf(t->text[7], sizeof(t->text[7]), "-");
+}
+
+static const struct column local_columns[] = {
+    {"case", -14},          {"allocator", -16}, {"ns/op", 9},
+    {" [min .. max]", -21}, {"ops/s", 8},       {"x glibc", 7},
+    {"x tcmalloc", 9},      {"x floor", 7},     {"RSS MiB", 8},
+    {"fallback", 8},        {"from", 0},
+};
+
+static const struct column http_columns[] = {
+    {"case", -14},  {"allocator", -16}, {"req/s", 9},  {" [min .. max]", -21},
+    {"x glibc", 7}, {"p50 ms", 8},      {"p99 ms", 8}, {"p99.9 ms", 8},
+    {"RSS MiB", 8}, {"from", 0},
+};
+
+static const struct column curl_columns[] = {
+    {"case", -14},   {"allocator", -16}, {"MB/s", 9},    {" [min .. max]", -21},
+    {"CPU s/GB", 7}, {"allocs", 9},      {"in flow", 7}, {"pool", 7},
+    {"RSS MiB", 8},  {"program", 0},
+};
+
+#define TABLE_KIND(columns, fill)                                              \
+	{                                                                      \
+		columns, sizeof(columns) / sizeof(columns[0]), fill            \
+	}
+
+static const struct table_kind local_table =
+    TABLE_KIND(local_columns, local_cells);
+static const struct table_kind http_table =
+    TABLE_KIND(http_columns, http_cells);
+static const struct table_kind curl_table =
+    TABLE_KIND(curl_columns, curl_cells);
+
+static void table_line(FILE *out, const struct column *columns, size_t count,
+                       const char *const *cells)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < count; i++)
+		fprintf(out, "%s%*s", i ? " " : "", columns[i].width, cells[i]);
+	fprintf(out, "  %s\n", cells[count - 1]);
+}
+
+/* One workload's table: the header, then a line per row. */
+static void table_rows(FILE *out, const struct row *rows, size_t count,
+                       enum workload w)
+{
+	const struct table_kind *kind = w == WORKLOAD_HTTP   ? &http_table
+	                                : w == WORKLOAD_CURL ? &curl_table
+	                                                     : &local_table;
+	const struct column *columns = kind->columns;
+	size_t i, j, last_group = (size_t)-1;
+	struct cells t;
+
+	for (j = 0; j < kind->count; j++)
+		t.cell[j] = columns[j].title;
+	table_line(out, columns, kind->count, t.cell);
 	for (i = 0; i < count; i++) {
 		const struct row *row = &rows[i];
-		char rate[16], lo[16], hi[16], range[40], vg[16], pool[16];
 
 		if (row->c.workload != w)
 			continue;
-		fprintf(out, "%-14s %-16s ",
+		fprintf(out, "%*s %*s ", columns[0].width,
 		        row->group != last_group ? row->label : "",
-		        allocator_names[row->c.allocator]);
+		        columns[1].width, allocator_names[row->c.allocator]);
 		last_group = row->group;
 		if (row->status != ROW_OK) {
 			fprintf(out, "%s%s\n",
@@ -401,33 +553,10 @@ static void table_external(FILE *out, const struct row *rows, size_t count,
 			        row->message);
 			continue;
 		}
-		/* The slowest run's rate is the min. */
-		snprintf(rate, sizeof(rate), "%.0f", 1e9 / row->median);
-		snprintf(lo, sizeof(lo), "%.0f", 1e9 / row->max);
-		snprintf(hi, sizeof(hi), "%.0f", 1e9 / row->min);
-		snprintf(range, sizeof(range), " [%s .. %s]", lo, hi);
-		/* Rates: glibc's over this row's, so above 1 is faster. */
-		format_ratio(row->vs_glibc > 0 ? 1 / row->vs_glibc : 0, vg,
-		             sizeof(vg));
-		if (w == WORKLOAD_HTTP) {
-			fprintf(out, "%9s %-21s %7s %8.3f %8.3f %8.3f %8.1f  %s\n",
-			        rate, range, vg,
-			        row->metric_median[METRIC_P50_US] / 1e3,
-			        row->metric_median[METRIC_P99_US] / 1e3,
-			        row->metric_median[METRIC_P999_US] / 1e3,
-			        (double)row->peak_rss_kib / 1024.0, row->source);
-			continue;
-		}
-		if (is_pool(row->c.allocator))
-			snprintf(pool, sizeof(pool), "%" PRIu64,
-			         row->pool_allocs);
-		else
-			snprintf(pool, sizeof(pool), "-");
-		fprintf(out, "%9s %-21s %7.3f %9" PRIu64 " %7" PRIu64
-		             " %7s %8.1f  %s\n",
-		        rate, range, row->metric_median[METRIC_CPU_S_PER_GB],
-		        row->allocs, row->flow_allocs, pool,
-		        (double)row->peak_rss_kib / 1024.0, row->source);
+		for (j = 0; j < kind->count; j++)
+			t.cell[j] = t.text[j];
+		kind->fill(row, &t);
+		table_line(out, columns + 2, kind->count - 2, t.cell + 2);
 	}
 }
 
@@ -439,7 +568,8 @@ void report_table(FILE *out, const struct run_info *info,
 
 	table_header(out, info, rows, count);
 	for (w = 0; w < WORKLOAD_COUNT; w++) {
-		const struct row *first = first_of(rows, count, (enum workload)w);
+		const struct row *first =
+		    first_of(rows, count, (enum workload)w);
 		size_t last_group = (size_t)-1;
 
 		if (first == NULL)
@@ -457,63 +587,18 @@ void report_table(FILE *out, const struct run_info *info,
 					last_group = rows[i].group;
 				}
 			fprintf(out, "\n");
-			last_group = (size_t)-1;
 		}
-		if (workload_is_external((enum workload)w)) {
-			table_external(out, rows, count, (enum workload)w);
-			continue;
-		}
-		fprintf(out, "%-14s %-16s %9s %-21s %8s %7s %9s %7s %8s %8s  "
-		             "%s\n",
-		        "case", "allocator", "ns/op", " [min .. max]", "ops/s",
-		        "x glibc", "x tcmalloc", "x floor", "RSS MiB", "fallback",
-		        "from");
-		for (i = 0; i < count; i++) {
-			const struct row *row = &rows[i];
-			char ns[16], lo[16], hi[16], range[40], rate[16];
-			char vg[16], vt[16], vf[16], fallback[16];
-
-			if (row->c.workload != w)
-				continue;
-			fprintf(out, "%-14s %-16s ",
-			        row->group != last_group ? row->label : "",
-			        allocator_names[row->c.allocator]);
-			last_group = row->group;
-			if (row->status != ROW_OK) {
-				fprintf(out, "%s%s\n",
-				        row->status == ROW_FAILED ||
-				                row->status == ROW_WRONG_SOURCE
-				            ? "FAILED: "
-				            : "",
-				        row->message);
-				continue;
-			}
-			format_ns(row->median, ns, sizeof(ns));
-			format_ns(row->min, lo, sizeof(lo));
-			format_ns(row->max, hi, sizeof(hi));
-			snprintf(range, sizeof(range), " [%s .. %s]", lo, hi);
-			format_rate(1e9 / row->median, rate, sizeof(rate));
-			format_ratio(row->vs_glibc, vg, sizeof(vg));
-			format_ratio(row->vs_tcmalloc, vt, sizeof(vt));
-			format_ratio(row->vs_floor, vf, sizeof(vf));
-			if (is_pool(row->c.allocator))
-				snprintf(fallback, sizeof(fallback), "%.1f%%",
-				         fallback_share(row));
-			else
-				snprintf(fallback, sizeof(fallback), "-");
-			fprintf(out,
-			        "%9s %-21s %8s %7s %9s %7s %8.1f %8s  %s%s%s\n",
-			        ns, range, rate, vg, vt, vf,
-			        (double)row->peak_rss_kib / 1024.0, fallback,
-			        row->source, row->note ? "; " : "",
-			        row->note ? row->note : "");
-		}
+		table_rows(out, rows, count, (enum workload)w);
 	}
 	fprintf(out, "\n%zu rows, measured in %.0f s%s\n", count, info->seconds,
 	        info->failed ? "; SOME ROWS FAILED" : "");
 }
 
-/* ------------------------------------------------------------ CSV */
+/* ------------------------------------------------------------ CSV, JSON */
+
+/* The fields CSV and JSON share are written by one function each: CSV
+ * puts a comma between them, JSON its key. */
+enum format { FORMAT_CSV, FORMAT_JSON };
 
 static void csv_string(FILE *out, const char *s)
 {
@@ -529,88 +614,6 @@ static void csv_string(FILE *out, const char *s)
 	}
 	fputc('"', out);
 }
-
-void report_csv(FILE *out, const struct run_info *info,
-                const struct row *rows, size_t count)
-{
-	size_t i, k;
-	char list[LIST_MAX * 24];
-
-	(void)info;
-	fputs("workload,case,allocator,status,message,note,runs,"
-	      "ns_per_op_median,ns_per_op_min,ns_per_op_max,ops_per_s,"
-	      "vs_glibc,vs_tcmalloc,vs_floor,peak_rss_kib,pool_allocs,"
-	      "fallback_allocs,checksum,symbol,source,free_symbol,free_source,"
-	      "fallback_symbol,fallback_source,version,seed,size,block_size,"
-	      "blocks,n,len,lens,threads,clients,buffers,rounds,order,rolling,"
-	      "queue_depth,repeat,duration_s,ops_per_run,samples_ns_per_op,"
-	      "command,latency_p50_us,latency_p99_us,latency_p999_us,"
-	      "cpu_s_per_gb,allocations,flow_allocations\n",
-	      out);
-	for (i = 0; i < count; i++) {
-		const struct row *row = &rows[i];
-		const struct bench_case *c = &row->c;
-		int ok = row->status == ROW_OK;
-
-		csv_string(out, workload_names[c->workload]);
-		fputc(',', out);
-		csv_string(out, row->label);
-		fprintf(out, ",%s,%s,", allocator_names[c->allocator],
-		        row_status_name(row->status));
-		csv_string(out, row->message);
-		fputc(',', out);
-		csv_string(out, row->note ? row->note : "");
-		fprintf(out, ",%zu,", row->runs);
-		if (ok)
-			fprintf(out, "%.3f,%.3f,%.3f,%.0f,%.4f,%.4f,%.4f,",
-			        row->median, row->min, row->max,
-			        1e9 / row->median, row->vs_glibc,
-			        row->vs_tcmalloc, row->vs_floor);
-		else
-			fputs(",,,,,,,", out);
-		fprintf(out, "%ld,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",",
-		        row->peak_rss_kib, row->pool_allocs,
-		        row->fallback_allocs, row->checksum);
-		fprintf(out, "%s,%s,%s,%s,%s,%s,", row->symbol, row->source,
-		        row->free_symbol, row->free_source,
-		        row->fallback_symbol, row->fallback_source);
-		csv_string(out, row->version);
-		fprintf(out, ",%" PRIu64 ",%zu,%zu,%zu,%zu,%zu,", c->seed,
-		        c->size, c->block_size, c->blocks, c->n, c->len);
-		format_list(&c->lens, ";", list, sizeof(list));
-		fprintf(out, "%s,%zu,%zu,%zu,%zu,", list, c->threads,
-		        c->clients, c->buffers, c->rounds);
-		if (c->workload == WORKLOAD_LIGHTTPD) {
-			format_order(c, list, sizeof(list));
-			for (k = 0; list[k]; k++)
-				if (list[k] == ',')
-					list[k] = ';';
-		} else {
-			list[0] = '\0';
-		}
-		fprintf(out, "%s,%d,%zu,%zu,%g,", list, c->rolling,
-		        c->queue_depth, c->repeat, c->duration);
-		fprintf(out, "%" PRIu64 ",", row->runs ? row->ops[0] : 0);
-		for (k = 0; k < row->runs; k++)
-			fprintf(out, "%s%.3f", k ? ";" : "", row->ns_per_op[k]);
-		fputc(',', out);
-		csv_string(out, row->command);
-		if (ok && c->workload == WORKLOAD_HTTP)
-			fprintf(out, ",%.0f,%.0f,%.0f,,%" PRIu64 ",",
-			        row->metric_median[METRIC_P50_US],
-			        row->metric_median[METRIC_P99_US],
-			        row->metric_median[METRIC_P999_US], row->allocs);
-		else if (ok && c->workload == WORKLOAD_CURL)
-			fprintf(out, ",,,,%.4f,%" PRIu64 ",%" PRIu64,
-			        row->metric_median[METRIC_CPU_S_PER_GB],
-			        row->allocs, row->flow_allocs);
-		else
-			fputs(",,,,,,", out);
-		fputc('\n', out);
-	}
-}
-
-/* ------------------------------------------------------------ JSON */
 
 static void json_string(FILE *out, const char *s)
 {
@@ -637,14 +640,6 @@ static void json_list(FILE *out, const struct size_list *list)
 	fputc(']', out);
 }
 
-static void json_size(FILE *out, size_t value)
-{
-	if (value > 0)
-		fprintf(out, "%zu", value);
-	else
-		fputs("null", out);
-}
-
 static void json_number(FILE *out, double value)
 {
 	if (value > 0)
@@ -653,32 +648,210 @@ static void json_number(FILE *out, double value)
 		fputs("null", out);
 }
 
-void report_json(FILE *out, const struct run_info *info,
-                 const struct row *rows, size_t count)
+/* Before a field: CSV a comma, JSON ", " and the key; the first of a
+ * group has no separator. */
+static void field_key(FILE *out, enum format f, const char *key, int first)
+{
+	if (f == FORMAT_JSON)
+		fprintf(out, "%s\"%s\": ", first ? "" : ", ", key);
+	else if (!first)
+		fputc(',', out);
+}
+
+static void field_text(FILE *out, enum format f, const char *key, int first,
+                       const char *value)
+{
+	field_key(out, f, key, first);
+	if (f == FORMAT_JSON)
+		json_string(out, value);
+	else
+		csv_string(out, value);
+}
+
+static void field_size(FILE *out, enum format f, const char *key, size_t value)
+{
+	field_key(out, f, key, 0);
+	fprintf(out, "%zu", value);
+}
+
+/* The row's workload, case, allocator, status, message and note. */
+static void row_identity(FILE *out, enum format f, const struct row *row)
+{
+	field_text(out, f, "workload", 1, workload_names[row->c.workload]);
+	field_text(out, f, "case", 0, row->label);
+	field_text(out, f, "allocator", 0, allocator_names[row->c.allocator]);
+	field_text(out, f, "status", 0, row_status_name(row->status));
+	field_text(out, f, "message", 0, row->message);
+	field_text(out, f, "note", 0, row->note ? row->note : "");
+}
+
+/* Where the row's allocation functions came from. */
+static const struct {
+	const char *key;
+	size_t offset;
+} row_sources[] = {
+    {"symbol", offsetof(struct row, symbol)},
+    {"source", offsetof(struct row, source)},
+    {"free_symbol", offsetof(struct row, free_symbol)},
+    {"free_source", offsetof(struct row, free_source)},
+    {"fallback_symbol", offsetof(struct row, fallback_symbol)},
+    {"fallback_source", offsetof(struct row, fallback_source)},
+    {"version", offsetof(struct row, version)},
+};
+
+static void row_source_fields(FILE *out, enum format f, const struct row *row)
+{
+	size_t k;
+
+	for (k = 0; k < sizeof(row_sources) / sizeof(row_sources[0]); k++)
+		field_text(out, f, row_sources[k].key, k == 0,
+		           (const char *)row + row_sources[k].offset);
+}
+
+/* Every parameter of the row's case. */
+static void case_fields(FILE *out, enum format f, const struct bench_case *c)
+{
+	char text[LIST_MAX * 24];
+	size_t k;
+
+	field_key(out, f, "seed", 1);
+	fprintf(out, "%" PRIu64, c->seed);
+	field_size(out, f, "size", c->size);
+	field_size(out, f, "block_size", c->block_size);
+	field_size(out, f, "blocks", c->blocks);
+	field_size(out, f, "n", c->n);
+	field_size(out, f, "len", c->len);
+	field_key(out, f, "lens", 0);
+	if (f == FORMAT_JSON) {
+		json_list(out, &c->lens);
+	} else {
+		format_list(&c->lens, ";", text, sizeof(text));
+		fputs(text, out);
+	}
+	field_size(out, f, "threads", c->threads);
+	field_size(out, f, "clients", c->clients);
+	field_size(out, f, "buffers", c->buffers);
+	field_size(out, f, "rounds", c->rounds);
+	if (c->workload == WORKLOAD_LIGHTTPD)
+		format_order(c, text, sizeof(text));
+	else
+		text[0] = '\0';
+	if (f == FORMAT_CSV)
+		for (k = 0; text[k]; k++)
+			if (text[k] == ',')
+				text[k] = ';';
+	field_text(out, f, "order", 0, text);
+	field_key(out, f, "rolling", 0);
+	if (f == FORMAT_JSON)
+		fputs(c->rolling ? "true" : "false", out);
+	else
+		fprintf(out, "%d", c->rolling);
+	field_size(out, f, "queue_depth", c->queue_depth);
+	field_size(out, f, "repeat", c->repeat);
+	field_key(out, f, "duration_s", 0);
+	fprintf(out, "%g", c->duration);
+}
+
+/* The counted runs' ns per operation. */
+static void print_samples(FILE *out, const struct row *row,
+                          const char *separator)
+{
+	size_t k;
+
+	for (k = 0; k < row->runs; k++)
+		fprintf(out, "%s%.3f", k ? separator : "", row->ns_per_op[k]);
+}
+
+/* ------------------------------------------------------------ CSV */
+
+void report_csv(FILE *out, const struct run_info *info, const struct row *rows,
+                size_t count)
+{
+	size_t i;
+
+	(void)info;
+	fputs("workload,case,allocator,status,message,note,runs,"
+	      "ns_per_op_median,ns_per_op_min,ns_per_op_max,ops_per_s,"
+	      "vs_glibc,vs_tcmalloc,vs_floor,peak_rss_kib,pool_allocs,"
+	      "fallback_allocs,checksum,symbol,source,free_symbol,free_source,"
+	      "fallback_symbol,fallback_source,version,seed,size,block_size,"
+	      "blocks,n,len,lens,threads,clients,buffers,rounds,order,rolling,"
+	      "queue_depth,repeat,duration_s,ops_per_run,samples_ns_per_op,"
+	      "command,latency_p50_us,latency_p99_us,latency_p999_us,"
+	      "cpu_s_per_gb,allocations,flow_allocations\n",
+	      out);
+	for (i = 0; i < count; i++) {
+		const struct row *row = &rows[i];
+		const struct bench_case *c = &row->c;
+		int ok = row->status == ROW_OK;
+
+		row_identity(out, FORMAT_CSV, row);
+		fprintf(out, ",%zu,", row->runs);
+		if (ok)
+			fprintf(out, "%.3f,%.3f,%.3f,%.0f,%.4f,%.4f,%.4f,",
+			        row->median, row->min, row->max,
+			        1e9 / row->median, row->vs_glibc,
+			        row->vs_tcmalloc, row->vs_floor);
+		else
+			fputs(",,,,,,,", out);
+		fprintf(out, "%ld,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",",
+		        row->peak_rss_kib, row->pool_allocs,
+		        row->fallback_allocs, row->checksum);
+		row_source_fields(out, FORMAT_CSV, row);
+		fputc(',', out);
+		case_fields(out, FORMAT_CSV, c);
+		fprintf(out, ",%" PRIu64 ",", row->runs ? row->ops[0] : 0);
+		print_samples(out, row, ";");
+		fputc(',', out);
+		csv_string(out, row->command);
+		if (ok && c->workload == WORKLOAD_HTTP)
+			fprintf(out, ",%.0f,%.0f,%.0f,,%" PRIu64 ",",
+			        row->metric_median[METRIC_P50_US],
+			        row->metric_median[METRIC_P99_US],
+			        row->metric_median[METRIC_P999_US],
+			        row->allocs);
+		else if (ok && c->workload == WORKLOAD_CURL)
+			fprintf(out, ",,,,%.4f,%" PRIu64 ",%" PRIu64,
+			        row->metric_median[METRIC_CPU_S_PER_GB],
+			        row->allocs, row->flow_allocs);
+		else
+			fputs(",,,,,,", out);
+		fputc('\n', out);
+	}
+}
+
+/* ------------------------------------------------------------ JSON */
+
+/* A number that only an OK row has; null otherwise. */
+static void json_ok_number(FILE *out, const char *key, int first,
+                           const struct row *row, double value)
+{
+	field_key(out, FORMAT_JSON, key, first);
+	json_number(out, row->status == ROW_OK ? value : 0);
+}
+
+void report_json(FILE *out, const struct run_info *info, const struct row *rows,
+                 size_t count)
 {
 	const struct options *o = info->options;
 	char description[640];
 	size_t i, k;
 
-	fprintf(out, "{\n  \"benchmark\": \"shiftpool bench\",\n");
-	fprintf(out, "  \"shiftpool_version\": ");
-	json_string(out, SHIFTPOOL_VERSION_STRING);
-	fprintf(out, ",\n  \"date\": ");
-	json_string(out, info->date);
-	fprintf(out, ",\n  \"command\": ");
-	json_string(out, info->command);
-	fprintf(out, ",\n  \"machine\": {\"cpu\": ");
-	json_string(out, info->cpu);
-	fprintf(out, ", \"cpus_online\": %ld, \"system\": ", info->cpus);
-	json_string(out, info->system);
-	fprintf(out, ", \"libc\": ");
-	json_string(out, info->libc);
-	fprintf(out, ", \"compiler\": ");
-	json_string(out, info->compiler);
-	fprintf(out, ", \"load_before\": ");
-	json_string(out, info->load_before);
-	fprintf(out, ", \"load_after\": ");
-	json_string(out, info->load_after);
+	fprintf(out, "{\n  \"benchmark\": \"shiftpool bench\",\n  ");
+	field_text(out, FORMAT_JSON, "shiftpool_version", 1,
+	           SHIFTPOOL_VERSION_STRING);
+	fprintf(out, ",\n  ");
+	field_text(out, FORMAT_JSON, "date", 1, info->date);
+	fprintf(out, ",\n  ");
+	field_text(out, FORMAT_JSON, "command", 1, info->command);
+	fprintf(out, ",\n  \"machine\": {");
+	field_text(out, FORMAT_JSON, "cpu", 1, info->cpu);
+	fprintf(out, ", \"cpus_online\": %ld", info->cpus);
+	field_text(out, FORMAT_JSON, "system", 0, info->system);
+	field_text(out, FORMAT_JSON, "libc", 0, info->libc);
+	field_text(out, FORMAT_JSON, "compiler", 0, info->compiler);
+	field_text(out, FORMAT_JSON, "load_before", 0, info->load_before);
+	field_text(out, FORMAT_JSON, "load_after", 0, info->load_after);
 	fprintf(out, "},\n");
 	fprintf(out,
 	        "  \"method\": {\"process_per_run\": true, \"warmup_runs\": "
@@ -694,8 +867,8 @@ void report_json(FILE *out, const struct run_info *info,
 	        "false"
 #endif
 	);
-	fprintf(out, "  \"parameters\": {\"seed\": %" PRIu64 ", \"n\": ",
-	        o->seed);
+	fprintf(out,
+	        "  \"parameters\": {\"seed\": %" PRIu64 ", \"n\": ", o->seed);
 	json_list(out, &o->n);
 	fprintf(out, ", \"len\": ");
 	json_list(out, &o->len);
@@ -703,11 +876,11 @@ void report_json(FILE *out, const struct run_info *info,
 	json_list(out, &o->threads);
 	/* null: the workload's default, resolved in each row. */
 	fprintf(out, ", \"block_size\": ");
-	json_size(out, o->block_size);
+	print_size_or(out, o->block_size, "null");
 	fprintf(out, ", \"blocks\": ");
-	json_size(out, o->blocks);
+	print_size_or(out, o->blocks, "null");
 	fprintf(out, ", \"repeat\": ");
-	json_size(out, o->repeat);
+	print_size_or(out, o->repeat, "null");
 	fprintf(out,
 	        ", \"clients\": %zu, \"buffers\": %zu, \"rounds\": %zu, "
 	        "\"order\": ",
@@ -726,101 +899,61 @@ void report_json(FILE *out, const struct run_info *info,
 	for (i = 0; i < count; i++) {
 		const struct row *row = &rows[i];
 		const struct bench_case *c = &row->c;
-		char order[LIST_MAX * 24];
 
-		fprintf(out, "%s\n    {\"workload\": ", i ? "," : "");
-		json_string(out, workload_names[c->workload]);
-		fprintf(out, ", \"case\": ");
-		json_string(out, row->label);
-		fprintf(out, ", \"allocator\": ");
-		json_string(out, allocator_names[c->allocator]);
-		fprintf(out, ", \"status\": ");
-		json_string(out, row_status_name(row->status));
-		fprintf(out, ", \"message\": ");
-		json_string(out, row->message);
-		fprintf(out, ", \"note\": ");
-		json_string(out, row->note ? row->note : "");
+		fprintf(out, "%s\n    {", i ? "," : "");
+		row_identity(out, FORMAT_JSON, row);
 		row_describe(row, description, sizeof(description));
-		fprintf(out, ",\n     \"description\": ");
-		json_string(out, description);
-		fprintf(out, ",\n     \"ns_per_op\": {\"median\": ");
-		json_number(out, row->status == ROW_OK ? row->median : 0);
-		fprintf(out, ", \"min\": ");
-		json_number(out, row->status == ROW_OK ? row->min : 0);
-		fprintf(out, ", \"max\": ");
-		json_number(out, row->status == ROW_OK ? row->max : 0);
+		fprintf(out, ",\n     ");
+		field_text(out, FORMAT_JSON, "description", 1, description);
+		fprintf(out, ",\n     \"ns_per_op\": {");
+		json_ok_number(out, "median", 1, row, row->median);
+		json_ok_number(out, "min", 0, row, row->min);
+		json_ok_number(out, "max", 0, row, row->max);
 		fprintf(out, ", \"runs\": [");
-		for (k = 0; k < row->runs; k++)
-			fprintf(out, "%s%.3f", k ? ", " : "", row->ns_per_op[k]);
-		fprintf(out, "]}, \"ops_per_s\": ");
-		json_number(out, row->status == ROW_OK ? 1e9 / row->median : 0);
+		print_samples(out, row, ", ");
+		fprintf(out, "]}");
+		json_ok_number(out, "ops_per_s", 0, row, 1e9 / row->median);
 		fprintf(out, ", \"ops_per_run\": [");
 		for (k = 0; k < row->runs; k++)
 			fprintf(out, "%s%" PRIu64, k ? ", " : "", row->ops[k]);
-		fprintf(out, "],\n     \"vs_glibc\": ");
-		json_number(out, row->status == ROW_OK ? row->vs_glibc : 0);
-		fprintf(out, ", \"vs_tcmalloc\": ");
-		json_number(out, row->status == ROW_OK ? row->vs_tcmalloc : 0);
-		fprintf(out, ", \"vs_floor\": ");
-		json_number(out, row->status == ROW_OK ? row->vs_floor : 0);
+		fprintf(out, "],\n     ");
+		json_ok_number(out, "vs_glibc", 1, row, row->vs_glibc);
+		json_ok_number(out, "vs_tcmalloc", 0, row, row->vs_tcmalloc);
+		json_ok_number(out, "vs_floor", 0, row, row->vs_floor);
 		fprintf(out,
 		        ", \"peak_rss_kib\": %ld, \"pool_allocs\": %" PRIu64
 		        ", \"fallback_allocs\": %" PRIu64
-		        ", \"checksum\": %" PRIu64 ",\n     \"symbol\": ",
+		        ", \"checksum\": %" PRIu64 ",\n     ",
 		        row->peak_rss_kib, row->pool_allocs,
 		        row->fallback_allocs, row->checksum);
-		json_string(out, row->symbol);
-		fprintf(out, ", \"source\": ");
-		json_string(out, row->source);
-		fprintf(out, ", \"free_symbol\": ");
-		json_string(out, row->free_symbol);
-		fprintf(out, ", \"free_source\": ");
-		json_string(out, row->free_source);
-		fprintf(out, ", \"fallback_symbol\": ");
-		json_string(out, row->fallback_symbol);
-		fprintf(out, ", \"fallback_source\": ");
-		json_string(out, row->fallback_source);
-		fprintf(out, ", \"version\": ");
-		json_string(out, row->version);
-		fprintf(out,
-		        ",\n     \"parameters\": {\"seed\": %" PRIu64
-		        ", \"size\": %zu, \"block_size\": %zu, \"blocks\": %zu, "
-		        "\"n\": %zu, \"len\": %zu, \"lens\": ",
-		        c->seed, c->size, c->block_size, c->blocks, c->n, c->len);
-		json_list(out, &c->lens);
-		format_order(c, order, sizeof(order));
-		fprintf(out,
-		        ", \"threads\": %zu, \"clients\": %zu, \"buffers\": %zu, "
-		        "\"rounds\": %zu, \"order\": ",
-		        c->threads, c->clients, c->buffers, c->rounds);
-		json_string(out, c->workload == WORKLOAD_LIGHTTPD ? order : "");
-		fprintf(out,
-		        ", \"rolling\": %s, \"queue_depth\": %zu, \"repeat\": "
-		        "%zu, \"duration_s\": %g},\n     \"command\": ",
-		        c->rolling ? "true" : "false", c->queue_depth, c->repeat,
-		        c->duration);
-		json_string(out, row->command);
+		row_source_fields(out, FORMAT_JSON, row);
+		fprintf(out, ",\n     \"parameters\": {");
+		case_fields(out, FORMAT_JSON, c);
+		fprintf(out, "},\n     ");
+		field_text(out, FORMAT_JSON, "command", 1, row->command);
 		if (row->status == ROW_OK && c->workload == WORKLOAD_HTTP)
-			fprintf(out,
-			        ",\n     \"http\": {\"requests_per_s\": %.1f, "
-			        "\"latency_us\": {\"p50\": %.0f, \"p99\": %.0f, "
-			        "\"p999\": %.0f}, \"server_allocations\": %" PRIu64
-			        ", \"wrk_threads\": %d, \"connections\": %zu, "
-			        "\"server_threads\": %zu, \"body_bytes\": %zu}",
-			        1e9 / row->median,
-			        row->metric_median[METRIC_P50_US],
-			        row->metric_median[METRIC_P99_US],
-			        row->metric_median[METRIC_P999_US], row->allocs,
-			        HTTP_WRK_THREADS, c->clients, c->threads, c->size);
+			fprintf(
+			    out,
+			    ",\n     \"http\": {\"requests_per_s\": %.1f, "
+			    "\"latency_us\": {\"p50\": %.0f, \"p99\": %.0f, "
+			    "\"p999\": %.0f}, \"server_allocations\": %" PRIu64
+			    ", \"wrk_threads\": %d, \"connections\": %zu, "
+			    "\"server_threads\": %zu, \"body_bytes\": %zu}",
+			    1e9 / row->median,
+			    row->metric_median[METRIC_P50_US],
+			    row->metric_median[METRIC_P99_US],
+			    row->metric_median[METRIC_P999_US], row->allocs,
+			    HTTP_WRK_THREADS, c->clients, c->threads, c->size);
 		else if (row->status == ROW_OK && c->workload == WORKLOAD_CURL)
-			fprintf(out,
-			        ",\n     \"curl\": {\"mb_per_s\": %.1f, "
-			        "\"cpu_s_per_gb\": %.4f, \"allocations\": %" PRIu64
-			        ", \"flow_allocations\": %" PRIu64
-			        ", \"file_bytes\": %zu}",
-			        1e9 / row->median,
-			        row->metric_median[METRIC_CPU_S_PER_GB],
-			        row->allocs, row->flow_allocs, c->size);
+			fprintf(
+			    out,
+			    ",\n     \"curl\": {\"mb_per_s\": %.1f, "
+			    "\"cpu_s_per_gb\": %.4f, \"allocations\": %" PRIu64
+			    ", \"flow_allocations\": %" PRIu64
+			    ", \"file_bytes\": %zu}",
+			    1e9 / row->median,
+			    row->metric_median[METRIC_CPU_S_PER_GB],
+			    row->allocs, row->flow_allocs, c->size);
 		fputc('}', out);
 	}
 	fprintf(out, "\n  ]\n}\n");
