@@ -218,14 +218,8 @@ START_TEST(test_malloc_impossible)
 	/* More than any system allocator has: the fallback's NULL and ENOMEM
 	 * come through.  (Sizes up to PTRDIFF_MAX: valgrind calls larger
 	 * ones "fishy", an error, and these tests run under it.) */
-	errno = 0;
-	void *p = pool_malloc(pool, SIZE_MAX / 2);
-	ck_assert_ptr_null(p);
-	ck_assert_int_eq(errno, ENOMEM);
-	errno = 0;
-	p = pool_calloc(pool, 1, SIZE_MAX / 4);
-	ck_assert_ptr_null(p);
-	ck_assert_int_eq(errno, ENOMEM);
+	assert_null_errno(pool_malloc(pool, SIZE_MAX / 2), ENOMEM);
+	assert_null_errno(pool_calloc(pool, 1, SIZE_MAX / 4), ENOMEM);
 	ck_assert_uint_eq(stats_of(pool).fallback_allocs, 0);
 }
 END_TEST
@@ -302,30 +296,17 @@ START_TEST(test_no_fallback)
 	text[BLOCK] = '\0';
 
 	/* Oversize: refused, with the pool not yet full. */
-	errno = 0;
-	ck_assert_ptr_null(pool_malloc(pool, BLOCK + 1));
-	ck_assert_int_eq(errno, ENOMEM);
-	errno = 0;
-	ck_assert_ptr_null(pool_calloc(pool, 2, BLOCK));
-	ck_assert_int_eq(errno, ENOMEM);
-	errno = 0;
-	ck_assert_ptr_null(pool_strdup(pool, text)); /* BLOCK + 1 bytes */
-	ck_assert_int_eq(errno, ENOMEM);
-	errno = 0;
-	ck_assert_ptr_null(pool_realloc(pool, NULL, BLOCK + 1));
-	ck_assert_int_eq(errno, ENOMEM);
+	assert_null_errno(pool_malloc(pool, BLOCK + 1), ENOMEM);
+	assert_null_errno(pool_calloc(pool, 2, BLOCK), ENOMEM);
+	/* text is BLOCK + 1 bytes */
+	assert_null_errno(pool_strdup(pool, text), ENOMEM);
+	assert_null_errno(pool_realloc(pool, NULL, BLOCK + 1), ENOMEM);
 
 	/* Exhausted: refused as well. */
 	void **blocks = take_every_block(pool, BLOCK);
-	errno = 0;
-	ck_assert_ptr_null(pool_malloc(pool, 1));
-	ck_assert_int_eq(errno, ENOMEM);
-	errno = 0;
-	ck_assert_ptr_null(pool_calloc(pool, 1, 1));
-	ck_assert_int_eq(errno, ENOMEM);
-	errno = 0;
-	ck_assert_ptr_null(pool_strdup(pool, "x"));
-	ck_assert_int_eq(errno, ENOMEM);
+	assert_null_errno(pool_malloc(pool, 1), ENOMEM);
+	assert_null_errno(pool_calloc(pool, 1, 1), ENOMEM);
+	assert_null_errno(pool_strdup(pool, "x"), ENOMEM);
 
 	pool_stats_t st = stats_of(pool);
 	ck_assert_uint_eq(st.fallback_allocs, 0);
@@ -393,9 +374,7 @@ START_TEST(test_strdup_null)
 	int mode = test_modes[_i];
 	pool_t *pool = test_pool(BLOCK, COUNT, mode);
 
-	errno = 0;
-	ck_assert_ptr_null(pool_strdup(pool, NULL));
-	ck_assert_int_eq(errno, EINVAL);
+	assert_null_errno(pool_strdup(pool, NULL), EINVAL);
 	ck_assert_uint_eq(stats_of(pool).allocs, 0);
 }
 END_TEST
@@ -586,9 +565,7 @@ START_TEST(test_realloc_failure_keeps_old)
 	unsigned char *block = pool_malloc(strict, BLOCK);
 	ck_assert_int_eq(pool_owns(strict, block), 1);
 	fill_pattern(block, BLOCK, 5);
-	errno = 0;
-	ck_assert_ptr_null(pool_realloc(strict, block, BLOCK + 1));
-	ck_assert_int_eq(errno, ENOMEM);
+	assert_null_errno(pool_realloc(strict, block, BLOCK + 1), ENOMEM);
 	assert_pattern(block, BLOCK, 5, "failed realloc");
 	ck_assert_uint_eq(stats_of(strict).in_use, 1);
 	ck_assert_uint_eq(stats_of(strict).frees, 0);
@@ -599,12 +576,9 @@ START_TEST(test_realloc_failure_keeps_old)
 	unsigned char *big = pool_malloc(pool, BLOCK * 2);
 	fill_pattern(pooled, BLOCK, 6);
 	fill_pattern(big, BLOCK * 2, 7);
-	errno = 0;
-	ck_assert_ptr_null(pool_realloc(pool, pooled, SIZE_MAX / 2));
-	ck_assert_int_eq(errno, ENOMEM);
-	errno = 0;
-	ck_assert_ptr_null(pool_realloc(pool, big, SIZE_MAX / 2 - BLOCK));
-	ck_assert_int_eq(errno, ENOMEM);
+	assert_null_errno(pool_realloc(pool, pooled, SIZE_MAX / 2), ENOMEM);
+	assert_null_errno(pool_realloc(pool, big, SIZE_MAX / 2 - BLOCK),
+	                  ENOMEM);
 	assert_pattern(pooled, BLOCK, 6, "failed realloc of a block");
 	assert_pattern(big, BLOCK * 2, 7, "failed realloc of a fallback");
 
@@ -628,54 +602,38 @@ Suite *alloc_suite(void)
 	Suite *s = suite_create("alloc");
 	TCase *tc;
 
-	tc = tcase_create("in_region");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_malloc_in_region, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_calloc_in_region, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "in_region");
+	test_add_every_mode(tc, test_malloc_in_region);
+	test_add_every_mode(tc, test_calloc_in_region);
 
-	tc = tcase_create("zeroing");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_calloc_zeroes_recycled, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_calloc_zeroes_fallback, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "zeroing");
+	test_add_every_mode(tc, test_calloc_zeroes_recycled);
+	test_add_every_mode(tc, test_calloc_zeroes_fallback);
 
-	tc = tcase_create("size_zero");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_size_zero, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "size_zero");
+	test_add_every_mode(tc, test_size_zero);
 
-	tc = tcase_create("overflow");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_calloc_overflow, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_malloc_impossible, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "overflow");
+	test_add_every_mode(tc, test_calloc_overflow);
+	test_add_every_mode(tc, test_malloc_impossible);
 
-	tc = tcase_create("fallback");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_exhaustion_falls_back, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_oversize_falls_back, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_no_fallback, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "fallback");
+	test_add_every_mode(tc, test_exhaustion_falls_back);
+	test_add_every_mode(tc, test_oversize_falls_back);
+	test_add_every_mode(tc, test_no_fallback);
 
-	tc = tcase_create("strdup");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_strdup, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_strdup_null, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "strdup");
+	test_add_every_mode(tc, test_strdup);
+	test_add_every_mode(tc, test_strdup_null);
 
-	tc = tcase_create("realloc");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_realloc_null_is_malloc, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_realloc_in_place, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_realloc_grows_out, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_realloc_shrinks_in, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_realloc_shrink_while_exhausted, 0,
-	                    TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_realloc_zero_frees, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_realloc_failure_keeps_old, 0,
-	                    TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "realloc");
+	test_add_every_mode(tc, test_realloc_null_is_malloc);
+	test_add_every_mode(tc, test_realloc_in_place);
+	test_add_every_mode(tc, test_realloc_grows_out);
+	test_add_every_mode(tc, test_realloc_shrinks_in);
+	test_add_every_mode(tc, test_realloc_shrink_while_exhausted);
+	test_add_every_mode(tc, test_realloc_zero_frees);
+	test_add_every_mode(tc, test_realloc_failure_keeps_old);
 
 	return s;
 }

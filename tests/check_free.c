@@ -240,32 +240,24 @@ Suite *free_suite(void)
 	Suite *s = suite_create("free");
 	TCase *tc;
 
-	tc = tcase_create("null");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_free_null, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "null");
+	test_add_every_mode(tc, test_free_null);
 
-	tc = tcase_create("fallback");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_free_fallback, 0, TEST_MODE_COUNT);
+	tc = test_tcase(s, "fallback");
+	test_add_every_mode(tc, test_free_fallback);
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
-	tcase_add_loop_test(tc, test_free_fallback_releases, 0, TEST_MODE_COUNT);
+	test_add_every_mode(tc, test_free_fallback_releases);
 #endif
-	suite_add_tcase(s, tc);
 
 	/* Loop index: mode + TEST_MODE_COUNT * order. */
-	tc = tcase_create("orders");
-	test_add_fixture(tc);
+	tc = test_tcase(s, "orders");
 	tcase_add_loop_test(tc, test_free_orders, 0,
 	                    TEST_MODE_COUNT * ORDER_COUNT);
-	suite_add_tcase(s, tc);
 
-	tc = tcase_create("reuse");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_free_partial, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_reuse_after_free, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_interleaved, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "reuse");
+	test_add_every_mode(tc, test_free_partial);
+	test_add_every_mode(tc, test_reuse_after_free);
+	test_add_every_mode(tc, test_interleaved);
 
 	return s;
 }

@@ -41,7 +41,7 @@ static void assert_rounds_to(size_t requested, size_t expected, int mode)
 	errno = 0;
 	pool_t *pool = pool_init(requested, 1, mode);
 	ck_assert_msg(pool != NULL, "pool_init(%zu, 1, %s): %s", requested,
-	              test_mode_name(mode), strerror(errno));
+	              mode_name(mode), strerror(errno));
 	size_t got = pool_block_size(pool);
 	pool_stats_t st = stats_of(pool);
 	pool_destroy(pool);
@@ -288,7 +288,7 @@ START_TEST(test_destroy_releases)
 	ck_assert_msg(after <= before + slack,
 	              "50 destroyed 1 GiB %s pools left %zu MiB of address "
 	              "space mapped",
-	              test_mode_name(mode), (after - before) >> 20);
+	              mode_name(mode), (after - before) >> 20);
 }
 END_TEST
 
@@ -348,12 +348,12 @@ START_TEST(test_huge_pool_is_lazy)
 		return; /* no /proc: the usability half still ran */
 	ck_assert_msg(after_init <= before + slack,
 	              "a 1 GiB %s pool made %zu KiB resident at init",
-	              test_mode_name(mode), (after_init - before) / 1024);
+	              mode_name(mode), (after_init - before) / 1024);
 	/* The first allocations may not build the whole free list either. */
 	ck_assert_msg(after_use <= before + slack + USED * block,
 	              "64 allocations from a 1 GiB %s pool made %zu KiB "
 	              "resident",
-	              test_mode_name(mode), (after_use - before) / 1024);
+	              mode_name(mode), (after_use - before) / 1024);
 }
 END_TEST
 
@@ -364,44 +364,32 @@ Suite *init_suite(void)
 	Suite *s = suite_create("init");
 	TCase *tc;
 
-	tc = tcase_create("rounding");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_rounding_table, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_rounding_powers, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_rounding_maximum, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "rounding");
+	test_add_every_mode(tc, test_rounding_table);
+	test_add_every_mode(tc, test_rounding_powers);
+	test_add_every_mode(tc, test_rounding_maximum);
 
-	tc = tcase_create("alignment");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_alignment_small_blocks, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_alignment_large_blocks, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "alignment");
+	test_add_every_mode(tc, test_alignment_small_blocks);
+	test_add_every_mode(tc, test_alignment_large_blocks);
 
-	tc = tcase_create("einval");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_einval_zero, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_einval_too_large, 0, TEST_MODE_COUNT);
+	tc = test_tcase(s, "einval");
+	test_add_every_mode(tc, test_einval_zero);
+	test_add_every_mode(tc, test_einval_too_large);
 	tcase_add_test(tc, test_einval_flags);
-	tcase_add_loop_test(tc, test_valid_flags, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	test_add_every_mode(tc, test_valid_flags);
 
-	tc = tcase_create("enomem");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_enomem_overflow, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_enomem_unreachable, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "enomem");
+	test_add_every_mode(tc, test_enomem_overflow);
+	test_add_every_mode(tc, test_enomem_unreachable);
 
-	tc = tcase_create("lifetime");
-	test_add_fixture(tc);
+	tc = test_tcase(s, "lifetime");
 	tcase_add_test(tc, test_destroy_null);
-	tcase_add_loop_test(tc, test_destroy_releases, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_single_block, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	test_add_every_mode(tc, test_destroy_releases);
+	test_add_every_mode(tc, test_single_block);
 
-	tc = tcase_create("lazy");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_huge_pool_is_lazy, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "lazy");
+	test_add_every_mode(tc, test_huge_pool_is_lazy);
 
 	return s;
 }

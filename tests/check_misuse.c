@@ -616,44 +616,31 @@ Suite *misuse_suite(void)
 {
 	Suite *s = suite_create("misuse");
 	TCase *tc;
-	const int concurrent = TEST_MODE_COUNT - TEST_FIRST_CONCURRENT_MODE;
 
-	tc = tcase_create("interior");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_interior_of_allocated, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_interior_of_free, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_unaligned, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_interior_realloc, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "interior");
+	test_add_every_mode(tc, test_interior_of_allocated);
+	test_add_every_mode(tc, test_interior_of_free);
+	test_add_every_mode(tc, test_unaligned);
+	test_add_every_mode(tc, test_interior_realloc);
 
-	tc = tcase_create("edges");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_region_edges, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "edges");
+	test_add_every_mode(tc, test_region_edges);
 
-	tc = tcase_create("double_free");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_double_free, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_double_free_every_block, 0,
-	                    TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_free_never_allocated, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_double_free_across_threads, 0,
-	                    TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "double_free");
+	test_add_every_mode(tc, test_double_free);
+	test_add_every_mode(tc, test_double_free_every_block);
+	test_add_every_mode(tc, test_free_never_allocated);
+	test_add_every_mode(tc, test_double_free_across_threads);
 
 	/* Modes where threads may call at once; loop index is offset by
 	 * TEST_FIRST_CONCURRENT_MODE. */
-	tc = tcase_create("double_free_concurrent");
-	test_add_fixture(tc);
+	tc = test_tcase(s, "double_free_concurrent");
 	tcase_set_timeout(tc, 30);
-	tcase_add_loop_test(tc, test_double_free_by_owner, 0, concurrent);
-	tcase_add_loop_test(tc, test_double_free_at_once, 0, concurrent);
-	suite_add_tcase(s, tc);
+	test_add_concurrent_modes(tc, test_double_free_by_owner);
+	test_add_concurrent_modes(tc, test_double_free_at_once);
 
-	tc = tcase_create("handler");
-	test_add_fixture(tc);
+	tc = test_tcase(s, "handler");
 	tcase_add_test(tc, test_handler_api);
-	suite_add_tcase(s, tc);
 
 	/* A real abort needs Check's fork: without one it would end the
 	 * runner, so CK_FORK=no (for a debugger) leaves these out. */
@@ -662,13 +649,11 @@ Suite *misuse_suite(void)
 		fprintf(stderr, "misuse: CK_FORK=no, the abort tests are not "
 		                "run\n");
 	} else {
-		tc = tcase_create("abort");
-		test_add_fixture(tc);
+		tc = test_tcase(s, "abort");
 		tcase_add_loop_test_raise_signal(tc, test_abort_double_free,
 		                                 SIGABRT, 0, TEST_MODE_COUNT);
-		tcase_add_loop_test_raise_signal(tc, test_abort_interior, SIGABRT,
-		                                 0, TEST_MODE_COUNT);
-		suite_add_tcase(s, tc);
+		tcase_add_loop_test_raise_signal(tc, test_abort_interior,
+		                                 SIGABRT, 0, TEST_MODE_COUNT);
 	}
 
 	return s;

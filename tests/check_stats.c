@@ -142,7 +142,7 @@ START_TEST(test_peak_refill)
 		ck_assert_msg(st.peak_in_use == 20,
 		              "%s pool, round %d: peak_in_use %zu, but in_use "
 		              "never exceeded 20",
-		              test_mode_name(mode), round, st.peak_in_use);
+		              mode_name(mode), round, st.peak_in_use);
 	}
 }
 END_TEST
@@ -215,26 +215,20 @@ Suite *stats_suite(void)
 	Suite *s = suite_create("stats");
 	TCase *tc;
 
-	tc = tcase_create("counters");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_fresh, 0, TEST_MODE_COUNT);
+	tc = test_tcase(s, "counters");
+	test_add_every_mode(tc, test_fresh);
 	/* Loop index: mode, then mode with POOL_NO_FALLBACK. */
 	tcase_add_loop_test(tc, test_sequence, 0, 2 * TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_peak, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_peak_refill, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	test_add_every_mode(tc, test_peak);
+	test_add_every_mode(tc, test_peak_refill);
 
-	tc = tcase_create("null");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_stats_null, 0, TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	tc = test_tcase(s, "null");
+	test_add_every_mode(tc, test_stats_null);
 
-	tc = tcase_create("queries");
-	test_add_fixture(tc);
-	tcase_add_loop_test(tc, test_owns, 0, TEST_MODE_COUNT);
-	tcase_add_loop_test(tc, test_block_size, 0, TEST_MODE_COUNT);
+	tc = test_tcase(s, "queries");
+	test_add_every_mode(tc, test_owns);
+	test_add_every_mode(tc, test_block_size);
 	tcase_add_test(tc, test_version);
-	suite_add_tcase(s, tc);
 
 	return s;
 }

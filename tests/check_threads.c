@@ -455,7 +455,7 @@ START_TEST(test_capacity_shared)
 		              "%s pool: thread %u got %u of its %d one-block "
 		              "requests from the fallback, with at most one "
 		              "block of 16 in use",
-		              test_mode_name(mode), t, workers[t].served_elsewhere,
+		              mode_name(mode), t, workers[t].served_elsewhere,
 		              CAPACITY_ROUNDS / CAPACITY_THREADS);
 	assert_quiescent(c.pool);
 }
@@ -563,35 +563,25 @@ Suite *threads_suite(void)
 {
 	Suite *s = suite_create("threads");
 	TCase *tc;
-	const int concurrent = TEST_MODE_COUNT - TEST_FIRST_CONCURRENT_MODE;
 
 	/* Loop index + TEST_FIRST_CONCURRENT_MODE is the mode. */
-	tc = tcase_create("hammer");
-	test_add_fixture(tc);
+	tc = test_tcase(s, "hammer");
 	/* A guard against a hang, not a speed limit. */
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_hammer, 0, concurrent);
-	suite_add_tcase(s, tc);
+	test_add_concurrent_modes(tc, test_hammer);
 
-	tc = tcase_create("churn");
-	test_add_fixture(tc);
+	tc = test_tcase(s, "churn");
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_churn, 0, concurrent);
-	suite_add_tcase(s, tc);
+	test_add_concurrent_modes(tc, test_churn);
 
-	tc = tcase_create("capacity");
-	test_add_fixture(tc);
+	tc = test_tcase(s, "capacity");
 	tcase_set_timeout(tc, 30);
-	tcase_add_loop_test(tc, test_capacity_shared, 0, concurrent);
-	suite_add_tcase(s, tc);
+	test_add_concurrent_modes(tc, test_capacity_shared);
 
 	/* Threads one after another: every mode. */
-	tc = tcase_create("lifetime");
-	test_add_fixture(tc);
+	tc = test_tcase(s, "lifetime");
 	tcase_set_timeout(tc, 30);
-	tcase_add_loop_test(tc, test_destroy_before_thread_exit, 0,
-	                    TEST_MODE_COUNT);
-	suite_add_tcase(s, tc);
+	test_add_every_mode(tc, test_destroy_before_thread_exit);
 
 	return s;
 }

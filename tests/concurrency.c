@@ -66,19 +66,6 @@ double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-const char *mode_name(int flags)
-{
-	switch (flags & POOL_MODE_MASK) {
-	case POOL_SINGLE:
-		return "single";
-	case POOL_LOCKED:
-		return "locked";
-	case POOL_PER_THREAD:
-		return "per-thread";
-	}
-	return "?";
-}
-
 static _Atomic uint32_t serials = 1;
 
 uint32_t next_serial(void)

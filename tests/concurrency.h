@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "modes.h" /* mode_name() */
 #include "shiftpool.h"
 
 /* ------------------------------------------------------------ build */
@@ -71,9 +72,6 @@ uint64_t rnd(uint64_t *state);
 
 /* CLOCK_MONOTONIC in seconds. */
 double now(void);
-
-/* "single", "locked" or "per-thread". */
-const char *mode_name(int flags);
 
 /* Every thread of a run gets a serial, unique and never 0; stamps and
  * object ids are serial << 32 | n. */

@@ -30,6 +30,8 @@ tests_check_shiftpool_SOURCES = \
 	tests/check_shiftpool.c \
 	tests/testutil.c \
 	tests/testutil.h \
+	tests/modes.c \
+	tests/modes.h \
 	tests/check_init.c \
 	tests/check_alloc.c \
 	tests/check_free.c \

@@ -4,13 +4,16 @@
 # `make check` runs the short versions; the long sweep is
 #	STRESS_LONG=1 make check TESTS='tests/stress tests/aba'
 # or tests/stress --long, tests/aba --long.  What the two share (failure
-# reports, the preemption timer, the owner table) is tests/concurrency.c.
+# reports, the preemption timer, the owner table) is tests/concurrency.c;
+# the mode names, shared with the Check suites, are tests/modes.c.
 
 check_PROGRAMS += tests/stress tests/aba
 TESTS += tests/stress tests/aba
 
-tests_stress_SOURCES = tests/stress.c tests/concurrency.c tests/concurrency.h
+tests_stress_SOURCES = tests/stress.c tests/concurrency.c tests/concurrency.h \
+	tests/modes.c tests/modes.h
 tests_stress_LDADD = src/libshiftpool.la
 
-tests_aba_SOURCES = tests/aba.c tests/concurrency.c tests/concurrency.h
+tests_aba_SOURCES = tests/aba.c tests/concurrency.c tests/concurrency.h \
+	tests/modes.c tests/modes.h
 tests_aba_LDADD = src/libshiftpool.la

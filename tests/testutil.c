@@ -22,20 +22,6 @@ const int test_modes[TEST_MODE_COUNT] = {
 	POOL_PER_THREAD,
 };
 
-const char *test_mode_name(int flags)
-{
-	switch (flags & POOL_MODE_MASK) {
-	case POOL_SINGLE:
-		return "single";
-	case POOL_LOCKED:
-		return "locked";
-	case POOL_PER_THREAD:
-		return "per-thread";
-	default:
-		return "invalid";
-	}
-}
-
 /* ------------------------------------------------------------ fixture */
 
 /* Pools made by test_pool(); a test needs two at most, four is plenty. */
@@ -60,9 +46,13 @@ void test_teardown(void)
 	pool_set_error_handler(NULL, NULL);
 }
 
-void test_add_fixture(TCase *tc)
+TCase *test_tcase(Suite *s, const char *name)
 {
+	TCase *tc = tcase_create(name);
+
 	tcase_add_checked_fixture(tc, test_setup, test_teardown);
+	suite_add_tcase(s, tc);
+	return tc;
 }
 
 pool_t *test_pool(size_t block_size, size_t block_count, int flags)
@@ -76,9 +66,8 @@ pool_t *test_pool(size_t block_size, size_t block_count, int flags)
 
 	errno = 0;
 	pool_t *pool = pool_init(block_size, block_count, flags);
-	ck_assert_msg(pool != NULL,
-	              "pool_init(%zu, %zu, %s%s) failed: %s", block_size,
-	              block_count, test_mode_name(flags),
+	ck_assert_msg(pool != NULL, "pool_init(%zu, %zu, %s%s) failed: %s",
+	              block_size, block_count, mode_name(flags),
 	              (flags & POOL_NO_FALLBACK) ? "|POOL_NO_FALLBACK" : "",
 	              strerror(errno));
 	test_pools[slot] = pool;
@@ -170,12 +159,12 @@ void **take_every_block(pool_t *pool, size_t size)
 		blocks[i] = pool_malloc(pool, size);
 		expect(blocks[i] != NULL,
 		       "%s pool: allocation %zu of %zu failed: %s",
-		       test_mode_name(st.flags), i + 1, st.block_count,
+		       mode_name(st.flags), i + 1, st.block_count,
 		       strerror(errno));
 		expect(pool_owns(pool, blocks[i]) == 1,
-		       "%s pool: allocation %zu of %zu (%p) is not a pool block "
-		       "although %zu blocks are free",
-		       test_mode_name(st.flags), i + 1, st.block_count, blocks[i],
+		       "%s pool: allocation %zu of %zu (%p) is not a pool "
+		       "block although %zu blocks are free",
+		       mode_name(st.flags), i + 1, st.block_count, blocks[i],
 		       st.block_count - i);
 	}
 	return blocks;
@@ -225,7 +214,7 @@ void assert_exhausted(pool_t *pool)
 	ck_assert_msg(pool_owns(pool, extra) == 0,
 	              "%s pool: block %p handed out although all %zu blocks "
 	              "are in use",
-	              test_mode_name(before.flags), extra, before.block_count);
+	              mode_name(before.flags), extra, before.block_count);
 	pool_stats_t after = stats_of(pool);
 	ck_assert_uint_eq(after.fallback_allocs, before.fallback_allocs + 1);
 	ck_assert_uint_eq(after.allocs, before.allocs);

@@ -10,10 +10,12 @@
 #define SHIFTPOOL_TESTUTIL_H
 
 #include <check.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "modes.h" /* mode_name(), for failure messages */
 #include "shiftpool.h"
 
 /* Check 0.10 lacks the NULL-pointer assertions; 0.11 added them. */
@@ -31,6 +33,14 @@
 	do {                                                                  \
 		if (!(cond))                                                  \
 			ck_abort_msg(__VA_ARGS__);                            \
+	} while (0)
+
+/* Clears errno, asserts call gives NULL, then that errno is err. */
+#define assert_null_errno(call, err)                                           \
+	do {                                                                   \
+		errno = 0;                                                     \
+		ck_assert_ptr_null(call);                                      \
+		ck_assert_int_eq(errno, err);                                  \
 	} while (0)
 
 /* ------------------------------------------------------------ suites */
@@ -63,9 +73,6 @@ extern const int test_modes[];
 #define TEST_KNOWN_OPTIONS POOL_NO_FALLBACK
 #endif
 
-/* "single", "locked", "per-thread": for failure messages. */
-const char *test_mode_name(int flags);
-
 /* ------------------------------------------------------------ fixture */
 
 /* Checked fixture: errno cleared, default misuse handler, no pools. */
@@ -73,8 +80,19 @@ void test_setup(void);
 /* Destroys the pools test_pool() made and restores the default handler. */
 void test_teardown(void);
 
-/* Adds the fixture to tc; every TCase of the suites uses it. */
-void test_add_fixture(TCase *tc);
+/* A new TCase called name, with the fixture, added to s; every TCase of
+ * the suites is made so. */
+TCase *test_tcase(Suite *s, const char *name);
+
+/* Adds test to tc once for every mode (see test_modes). */
+#define test_add_every_mode(tc, test)                                          \
+	tcase_add_loop_test(tc, test, 0, TEST_MODE_COUNT)
+
+/* Adds test to tc once for every mode from TEST_FIRST_CONCURRENT_MODE on;
+ * the test's mode is test_modes[_i + TEST_FIRST_CONCURRENT_MODE]. */
+#define test_add_concurrent_modes(tc, test)                                    \
+	tcase_add_loop_test(tc, test, 0,                                       \
+	                    TEST_MODE_COUNT - TEST_FIRST_CONCURRENT_MODE)
 
 /* A fresh pool, asserted to exist, destroyed by test_teardown(). */
 pool_t *test_pool(size_t block_size, size_t block_count, int flags);
