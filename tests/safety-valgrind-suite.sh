@@ -93,15 +93,17 @@ unset SHIFTPOOL_DEBUG SHIFTPOOL_TRACE VALGRIND_OPTS
 
 # --error-exitcode makes any error fail the process that had it; the logs
 # (one per process, %p) catch the errors of Check's forked children, whose
-# exit status Check reads itself.  VALGRIND_EXTRA adds options, e.g.
-# --track-origins=yes.
+# exit status Check reads itself.  --fair-sched=yes: Valgrind runs one
+# thread at a time, and without it the tests whose threads take turns can
+# spin through whole time slices, minutes instead of seconds.
+# VALGRIND_EXTRA adds options, e.g. --track-origins=yes.
 echo "+ CK_FORK=$CK_FORK $VALGRIND ${VALGRIND_EXTRA:-} $prog $*"
 start=$(date +%s)
 # shellcheck disable=SC2086
 launch "$VALGRIND" --error-exitcode=42 --log-file="$logs/memcheck.%p.log" \
 	--leak-check=full --show-leak-kinds=definite,indirect \
 	--errors-for-leak-kinds=definite,indirect --num-callers=30 \
-	${VALGRIND_EXTRA:-} "$prog" "$@"
+	--fair-sched=yes ${VALGRIND_EXTRA:-} "$prog" "$@"
 rc=$?
 end=$(date +%s)
 
