@@ -462,6 +462,26 @@ static void make_live(struct analysis *a, struct pool *p, uint32_t pi,
 }
 
 /* Ends the life of (pool, ptr), reporting it when it was not live. */
+/*
+ * The old pointer of a realloc that left it in place or failed: it must be
+ * live.  Returns its entry when it is, else records why not and returns
+ * NULL.
+ */
+static struct entry *realloc_old(struct analysis *a, struct pool *p,
+                                 uint32_t pi, uint64_t old, uint64_t thread,
+                                 uint64_t line)
+{
+	struct entry *e = table_lookup(&a->tab, pi, old, 0);
+	if (e == NULL)
+		add_event(a, p, K_UNKNOWN, OP_REALLOC, line, old, thread, 0);
+	else if (e->state != ST_LIVE)
+		add_event(a, p, K_UNREPORTED, OP_REALLOC, line, old, thread,
+		          e->line);
+	else
+		return e;
+	return NULL;
+}
+
 static void release(struct analysis *a, struct pool *p, uint32_t pi, enum op op,
                     uint64_t ptr, uint64_t thread, uint64_t line)
 {
@@ -756,25 +776,14 @@ static int process(struct analysis *a, struct record *r, uint64_t line)
 			count_request(a, p, size, SRC_NONE);
 			p->st.realloc_failed++;
 			a->total.realloc_failed++;
-			struct entry *e = table_lookup(&a->tab, pi, old, 0);
-			if (e == NULL)
-				add_event(a, p, K_UNKNOWN, OP_REALLOC, line,
-				          old, thread, 0);
-			else if (e->state != ST_LIVE)
-				add_event(a, p, K_UNREPORTED, OP_REALLOC, line,
-				          old, thread, e->line);
+			realloc_old(a, p, pi, old, thread, line);
 		} else if (ptr == old) {
 			count_request(a, p, size, src);
 			p->st.realloc_inplace++;
 			a->total.realloc_inplace++;
-			struct entry *e = table_lookup(&a->tab, pi, old, 0);
-			if (e == NULL)
-				add_event(a, p, K_UNKNOWN, OP_REALLOC, line,
-				          old, thread, 0);
-			else if (e->state != ST_LIVE)
-				add_event(a, p, K_UNREPORTED, OP_REALLOC, line,
-				          old, thread, e->line);
-			else
+			struct entry *e =
+			    realloc_old(a, p, pi, old, thread, line);
+			if (e != NULL)
 				live_account(a, p, e, -1);
 			/* Live from here on, whatever it was before. */
 			e = table_lookup(&a->tab, pi, ptr, 1);
