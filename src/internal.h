@@ -85,7 +85,6 @@ struct span {
 };
 
 #define SPAN_ABANDONED ((uint64_t)1 << 32)
-#define SPAN_HEAD_MASK ((uint64_t)0xffffffffu)
 
 /* Per-thread counters; written by their thread only, read by pool_stats(). */
 struct thread_counters {

@@ -50,6 +50,7 @@ POOL_INLINE void *shared_alloc(struct pool *pool, bool *fresh, unsigned hooks)
 	}
 	pool->allocated[index] = 1;
 	list->allocs++;
+	POOL_ASSERT(list->allocs - list->frees <= list->bump);
 	return block;
 }
 
@@ -62,6 +63,7 @@ POOL_INLINE int shared_free(struct pool *pool, void *block, unsigned hooks)
 	if (unlikely(!pool->allocated[index]))
 		return POOL_ERROR_DOUBLE_FREE;
 	pool->allocated[index] = 0;
+	POOL_ASSERT(list->allocs > list->frees);
 	hooks_block_in(pool, block, hooks);
 	link_store(pool, block, list->free_list, hooks);
 	list->free_list = block;

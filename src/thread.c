@@ -145,6 +145,8 @@ static size_t span_drain(struct pool *pool, struct span *span)
 	unsigned hooks = pool->hooks;
 	uint64_t head =
 	    atomic_exchange_explicit(&span->remote, 0, memory_order_acquire);
+	/* SPAN_ABANDONED is set only while nobody holds the span. */
+	POOL_ASSERT(!(head & SPAN_ABANDONED));
 	size_t first = span_first_block(pool, span);
 	size_t returned = 0;
 	uint32_t link = (uint32_t)head;
