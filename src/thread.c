@@ -14,7 +14,11 @@
  * a thread whose active span has nothing left marks it abandoned and moves
  * on; the first remote free into an abandoned span publishes it on the
  * available stack, so no capacity is stranded behind a full span.  A thread
- * that exits (or whose pool is destroyed) gives its span back the same way.
+ * that frees into an abandoned span takes it over instead (one CAS), making
+ * it its active span and giving up the old one: the frees that follow into
+ * it are local, so a thread that frees in another order than it allocated
+ * does not pay a remote free for each block.  A thread that exits (or whose
+ * pool is destroyed) gives its span back like an owner that moves on.
  *
  * Why there is no ABA:
  *  - The remote list is only ever emptied whole, by the span's owner, with
@@ -440,6 +444,42 @@ static int span_free_remote(struct pool *pool, struct thread_cache *tc,
 	return 0;
 }
 
+/*
+ * Takes over an abandoned span (nobody owns it and it is on no stack: its
+ * owner ran out of blocks in it and moved on) to free into it locally,
+ * and gives up the active span for it.  Returns false if the span is not
+ * abandoned, or another thread took or published it first.
+ *
+ * This is what keeps a thread's frees local when it frees in an order
+ * other than it allocated (a server dropping a connection's buffers): the
+ * first free into each span it moved past costs two CAS (this one and the
+ * release of the old active span), the others none, where each would
+ * otherwise be a remote free.  A thread still owns at most one span.
+ */
+static bool span_take_over(struct pool *pool, struct thread_cache *tc,
+                           struct span *span)
+{
+	uint64_t expected = SPAN_ABANDONED;
+
+	/* A thread that only frees (it holds no span) never takes one: it
+	 * would hold free blocks that the allocating threads then miss. */
+	if (tc->active == NULL)
+		return false;
+	/* An abandoned span has no remote frees: the first one clears the
+	 * flag and publishes the span. */
+	if (atomic_load_explicit(&span->remote, memory_order_relaxed) !=
+	        SPAN_ABANDONED ||
+	    !atomic_compare_exchange_strong_explicit(&span->remote, &expected,
+	                                             0, memory_order_acquire,
+	                                             memory_order_relaxed))
+		return false;
+	/* Acquire: we see the owner line and block states its last owner
+	 * wrote before abandoning it (a release). */
+	span_release(pool, tc->active);
+	tc->active = span;
+	return true;
+}
+
 void thread_free_slow(struct pool *pool, void *block, unsigned hooks)
 {
 	size_t index = region_index_of(pool, block);
@@ -447,7 +487,8 @@ void thread_free_slow(struct pool *pool, void *block, unsigned hooks)
 	struct thread_cache *tc = thread_cache_get(pool);
 	int error;
 
-	if (tc != NULL && span == tc->active)
+	if (tc != NULL &&
+	    (span == tc->active || span_take_over(pool, tc, span)))
 		error = span_free_local(pool, tc, span, block, index, hooks);
 	else
 		error = span_free_remote(pool, tc, span, block, index, hooks);

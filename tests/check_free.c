@@ -143,6 +143,68 @@ START_TEST(test_free_orders)
 }
 END_TEST
 
+/*
+ * A server's order: connections each take a run of buffers, then leave in
+ * an order of their own, freeing their buffers (the bench's lighttpd
+ * workload, scaled down).  The pool is large enough for POOL_PER_THREAD
+ * spans of many blocks, so the frees land in spans the thread allocated
+ * from earlier and then moved past.  Every round must be served by the
+ * pool alone, with contents intact.
+ */
+#define CLIENTS 10
+#define BUFFERS 256 /* per client: POOL_PER_THREAD spans of 32 blocks */
+#define ROUNDS 6
+
+START_TEST(test_free_client_order)
+{
+	static const size_t leave[CLIENTS] = { 3, 0, 5, 1, 6, 2, 4, 9, 8, 7 };
+	int mode = test_modes[_i];
+	const size_t count = CLIENTS * BUFFERS;
+	pool_t *pool = test_pool(BLOCK, count, mode);
+	uint64_t (*held)[BUFFERS] = calloc(CLIENTS, sizeof(*held));
+	void **blocks = malloc(count * sizeof(*blocks));
+
+	ck_assert_ptr_nonnull(held);
+	ck_assert_ptr_nonnull(blocks);
+	misuse_record();
+	for (int round = 0; round < ROUNDS; round++) {
+		for (size_t c = 0; c < CLIENTS; c++)
+			for (size_t b = 0; b < BUFFERS; b++) {
+				uint64_t *p = pool_calloc(pool, 1, BLOCK);
+				ck_assert_int_eq(pool_owns(pool, p), 1);
+				ck_assert_uint_eq(p[0], 0);
+				ck_assert_uint_eq(p[BLOCK / 8 - 1], 0);
+				p[0] = (uint64_t)round << 32 | c * BUFFERS + b;
+				p[BLOCK / 8 - 1] = ~p[0];
+				held[c][b] = (uint64_t)(uintptr_t)p;
+				blocks[c * BUFFERS + b] = p;
+			}
+		/* Every block once: the pool is full. */
+		assert_region_blocks(blocks, count, BLOCK);
+		assert_exhausted(pool);
+		/* Odd rounds: each client frees its buffers backwards. */
+		for (size_t i = 0; i < CLIENTS; i++)
+			for (size_t j = 0; j < BUFFERS; j++) {
+				size_t c = leave[(i + (size_t)round) % CLIENTS];
+				size_t b = round & 1 ? BUFFERS - 1 - j : j;
+				uint64_t *p = (uint64_t *)(uintptr_t)held[c][b];
+				ck_assert_uint_eq(p[0], (uint64_t)round << 32 |
+				                            c * BUFFERS + b);
+				ck_assert_uint_eq(p[BLOCK / 8 - 1], ~p[0]);
+				pool_free(pool, p);
+			}
+		pool_stats_t st = stats_of(pool);
+		ck_assert_uint_eq(st.in_use, 0);
+		/* One fallback per round: assert_exhausted()'s. */
+		ck_assert_uint_eq(st.fallback_allocs, (uint64_t)round + 1);
+		ck_assert_uint_eq(st.allocs, (uint64_t)count * (round + 1));
+	}
+	ck_assert_uint_eq(misuse_count(), 0);
+	free(blocks);
+	free(held);
+}
+END_TEST
+
 START_TEST(test_free_partial)
 {
 	int mode = test_modes[_i];
@@ -253,6 +315,7 @@ Suite *free_suite(void)
 	tc = test_tcase(s, "orders");
 	tcase_add_loop_test(tc, test_free_orders, 0,
 	                    TEST_MODE_COUNT * ORDER_COUNT);
+	test_add_every_mode(tc, test_free_client_order);
 
 	tc = test_tcase(s, "reuse");
 	test_add_every_mode(tc, test_free_partial);

@@ -461,6 +461,60 @@ START_TEST(test_capacity_shared)
 }
 END_TEST
 
+/*
+ * A thread that only frees (a server's writer thread, freeing responses
+ * its workers allocated) must not keep any of the pool: after it has
+ * freed every block, the allocating thread gets all of them back from the
+ * pool, while the freeing thread is still alive.
+ */
+#define FREER_BLOCKS 512
+#define FREER_ROUNDS 4
+
+struct freer {
+	pool_t *pool;
+	void **blocks;
+	pthread_barrier_t step;
+};
+
+static void *freer_run(void *arg)
+{
+	struct freer *f = arg;
+
+	for (uint64_t round = 0; round < FREER_ROUNDS; round++) {
+		pthread_barrier_wait(&f->step); /* the blocks are ready */
+		shuffle_pointers(f->blocks, FREER_BLOCKS, round + 1);
+		for (size_t i = 0; i < FREER_BLOCKS; i++)
+			pool_free(f->pool, f->blocks[i]);
+		pthread_barrier_wait(&f->step); /* all freed */
+	}
+	return NULL;
+}
+
+START_TEST(test_capacity_free_only_thread)
+{
+	int mode = test_modes[TEST_FIRST_CONCURRENT_MODE + _i];
+	struct freer f = { .pool = test_pool(HAMMER_BLOCK, FREER_BLOCKS, mode) };
+	pthread_t thread;
+
+	misuse_record();
+	ck_assert_int_eq(pthread_barrier_init(&f.step, NULL, 2), 0);
+	ck_assert_int_eq(pthread_create(&thread, NULL, freer_run, &f), 0);
+	for (int round = 0; round < FREER_ROUNDS; round++) {
+		/* Every block from the pool (take_every_block() asserts it),
+		 * the freer alive and done with the previous round's. */
+		f.blocks = take_every_block(f.pool, HAMMER_BLOCK);
+		assert_region_blocks(f.blocks, FREER_BLOCKS, HAMMER_BLOCK);
+		pthread_barrier_wait(&f.step);
+		pthread_barrier_wait(&f.step);
+		free(f.blocks);
+	}
+	ck_assert_int_eq(pthread_join(thread, NULL), 0);
+	pthread_barrier_destroy(&f.step);
+	ck_assert_uint_eq(misuse_count(), 0);
+	assert_quiescent(f.pool);
+}
+END_TEST
+
 /* ------------------------------------------------------------ destroy */
 
 struct survivor {
@@ -577,6 +631,7 @@ Suite *threads_suite(void)
 	tc = test_tcase(s, "capacity");
 	tcase_set_timeout(tc, 30);
 	test_add_concurrent_modes(tc, test_capacity_shared);
+	test_add_concurrent_modes(tc, test_capacity_free_only_thread);
 
 	/* Threads one after another: every mode. */
 	tc = test_tcase(s, "lifetime");
