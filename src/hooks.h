@@ -175,8 +175,7 @@ POOL_INLINE bool link_is_valid(const struct pool *pool, const void *next)
 	(void)next;
 	return true;
 #endif
-	return next == NULL || (region_contains(pool, next) &&
-	                        region_is_block_start(pool, next));
+	return next == NULL || region_slot(pool, next) < pool->block_count;
 }
 
 /* The remote link (word 1): a span-relative index + 1, encoded with the

@@ -205,6 +205,21 @@ POOL_INLINE bool region_is_block_start(const struct pool *pool, const void *ptr)
 	        (pool->block_size - 1)) == 0;
 }
 
+/*
+ * The index of the block that starts at ptr, or a value >= block_count
+ * when ptr is no block start of the region: the range check, the
+ * alignment check and the shift in one subtraction and one rotation.  An
+ * offset that is not a multiple of the block size rotates its low bits
+ * into the high ones; one below the base wraps around to a huge value.
+ */
+POOL_INLINE size_t region_slot(const struct pool *pool, const void *ptr)
+{
+	uintptr_t offset = (uintptr_t)ptr - (uintptr_t)pool->base;
+	unsigned shift = pool->block_shift;
+	return (size_t)((offset >> shift) |
+	                (offset << (-shift & (8 * sizeof offset - 1))));
+}
+
 POOL_INLINE void *region_block(const struct pool *pool, size_t index)
 {
 	return pool->base + (index << pool->block_shift);

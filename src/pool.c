@@ -139,67 +139,125 @@ POOL_INLINE bool check_block_start(struct pool *pool, const char *function,
 
 /* ------------------------------------------------------------ templates */
 
-/* A block of the shared list, or NULL when the pool has none left. */
-POOL_INLINE void *block_alloc(struct pool *pool, bool *fresh, int mode,
-                              unsigned hooks)
+void *shared_alloc_rest(struct pool *pool, bool *fresh, unsigned hooks)
 {
-	if (mode == POOL_SINGLE)
-		return shared_alloc(pool, fresh, hooks);
-	pthread_mutex_lock(&pool->lock);
-	void *block = shared_alloc(pool, fresh, hooks);
-	pthread_mutex_unlock(&pool->lock);
+	struct shared_list *list = &pool->shared;
+
+	(void)hooks;
+	if (list->free_list != NULL) {
+		/* shared_pop() refused the head: the list is corrupted.  Drop
+		 * it; the blocks on it are lost, never handed out twice. */
+		void *head = list->free_list;
+		list->free_list = NULL;
+		pool_report_corrupted(pool, head);
+	}
+	if (list->bump >= pool->block_count)
+		return NULL;
+	size_t index = list->bump;
+	void *block = region_block(pool, index);
+	if (pool->allocated[index]) {
+		pool_report_corrupted(pool, block);
+		return NULL;
+	}
+	list->bump++;
+	pool->allocated[index] = 1;
+	list->allocs++;
+	*fresh = true;
 	return block;
 }
 
+/* A block handed out for size bytes: the hooks, then the zeroing.  A
+ * never-used block is still zero from the mapping; a recycled one needs
+ * only the requested bytes. */
+POOL_INLINE void *block_out(struct pool *pool, void *block, size_t size,
+                            bool zero, bool fresh, unsigned hooks)
+{
+	hooks_block_out(pool, block, size, fresh, hooks);
+	if (zero && !fresh)
+		return memset(block, 0, size);
+	return block;
+}
+
+/* POOL_SINGLE and POOL_LOCKED when the free list has nothing to give:
+ * the never-used blocks, else the fallback. */
+static __attribute__((noinline)) void *
+shared_alloc_slow(struct pool *pool, size_t size, bool zero, int mode,
+                  unsigned hooks)
+{
+	bool fresh = false;
+	void *block;
+
+	if (mode == POOL_LOCKED)
+		pthread_mutex_lock(&pool->lock);
+	block = shared_alloc(pool, &fresh, hooks);
+	if (mode == POOL_LOCKED)
+		pthread_mutex_unlock(&pool->lock);
+	if (block == NULL)
+		return fallback_alloc(pool, size, zero);
+	return block_out(pool, block, size, zero, fresh, hooks);
+}
+
 /* Returns 0, or the pool_error found. */
-POOL_INLINE int block_free(struct pool *pool, void *block, int mode,
-                           unsigned hooks)
+POOL_INLINE int block_free(struct pool *pool, void *block, size_t index,
+                           int mode, unsigned hooks)
 {
 	if (mode == POOL_SINGLE)
-		return shared_free(pool, block, hooks);
+		return shared_free(pool, block, index, hooks);
 	pthread_mutex_lock(&pool->lock);
-	int error = shared_free(pool, block, hooks);
+	int error = shared_free(pool, block, index, hooks);
 	pthread_mutex_unlock(&pool->lock);
 	return error;
 }
 
-/* pool_malloc (zero false) or pool_calloc (zero true) of size bytes. */
+/*
+ * pool_malloc (zero false) or pool_calloc (zero true) of size bytes.  The
+ * fast path is the head of the free list; everything else (the never-used
+ * blocks, a corrupted list, the fallback) is a tail call.
+ */
 POOL_INLINE void *alloc_in(struct pool *pool, size_t size, bool zero, int mode,
                            unsigned hooks)
 {
 	if (likely(size <= pool->block_size)) {
 		if (mode == POOL_PER_THREAD)
 			return thread_alloc(pool, size, zero, hooks);
-		bool fresh;
-		void *block = block_alloc(pool, &fresh, mode, hooks);
-		if (likely(block != NULL)) {
-			hooks_block_out(pool, block, size, fresh, hooks);
-			/* A never-used block is still zero from the mapping;
-			 * a recycled one needs only the requested bytes. */
-			if (zero && !fresh)
-				memset(block, 0, size);
-			return block;
-		}
+		void *block;
+		if (mode == POOL_LOCKED)
+			pthread_mutex_lock(&pool->lock);
+		block = shared_pop(pool, hooks);
+		if (mode == POOL_LOCKED)
+			pthread_mutex_unlock(&pool->lock);
+		if (likely(block != NULL))
+			return block_out(pool, block, size, zero, false, hooks);
+		return shared_alloc_slow(pool, size, zero, mode, hooks);
 	}
 	return fallback_alloc(pool, size, zero);
 }
 
+/* pool_free of a pointer that is no block start of the region: NULL, a
+ * fallback allocation, or misuse. */
+POOL_COLD static void free_outside(struct pool *pool, void *ptr)
+{
+	if (region_contains(pool, ptr))
+		check_block_start(pool, "pool_free", ptr); /* reports */
+	else if (ptr != NULL)
+		fallback_free(pool, ptr);
+}
+
 POOL_INLINE void free_in(struct pool *pool, void *ptr, int mode, unsigned hooks)
 {
-	if (likely(region_contains(pool, ptr))) {
-		if (!check_block_start(pool, "pool_free", ptr))
-			return;
+	size_t index = region_slot(pool, ptr);
+
+	if (likely(index < pool->block_count)) {
 		if (mode == POOL_PER_THREAD) {
-			thread_free(pool, ptr, hooks);
+			thread_free(pool, ptr, index, hooks);
 			return;
 		}
-		int error = block_free(pool, ptr, mode, hooks);
+		int error = block_free(pool, ptr, index, mode, hooks);
 		if (unlikely(error))
 			pool_report(pool, "pool_free", ptr, error);
 		return;
 	}
-	if (ptr != NULL)
-		fallback_free(pool, ptr);
+	free_outside(pool, ptr);
 }
 
 #define NOINLINE __attribute__((noinline))

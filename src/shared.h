@@ -15,50 +15,55 @@
 
 #include "hooks.h"
 
-/* A block, or NULL when the pool has none left; *fresh: never used. */
-POOL_INLINE void *shared_alloc(struct pool *pool, bool *fresh, unsigned hooks)
+/*
+ * Takes the head of the free list: the fast path.  Returns NULL when the
+ * list is empty or its head is not to be trusted (its link names no block
+ * start of the region, or it is marked handed out); then nothing changed,
+ * and shared_alloc_rest() tells which and reports.  Keeping the report
+ * out of here leaves the fast path no call to make but tail calls.
+ */
+POOL_INLINE void *shared_pop(struct pool *pool, unsigned hooks)
 {
 	struct shared_list *list = &pool->shared;
 	void *block = list->free_list;
-	size_t index;
 
-	if (likely(block != NULL)) {
-		void *next = link_load(pool, block, hooks);
-		/* A link is trusted only once it names a block start inside
-		 * the region: a use-after-free write cannot steer us away. */
-		if (unlikely(!link_is_valid(pool, next))) {
-			list->free_list = NULL;
-			pool_report_corrupted(pool, block);
-			return NULL;
-		}
-		list->free_list = next;
-		index = region_index_of(pool, block);
-		*fresh = false;
-	} else if (likely(list->bump < pool->block_count)) {
-		index = list->bump++;
-		block = region_block(pool, index);
-		*fresh = true;
-	} else {
+	if (unlikely(block == NULL))
 		return NULL;
-	}
-
-	if (unlikely(pool->allocated[index])) {
-		/* The list named a block that is handed out: corrupted. */
-		list->free_list = NULL;
-		pool_report_corrupted(pool, block);
+	void *next = link_load(pool, block, hooks);
+	size_t index = region_index_of(pool, block);
+	/* A link is trusted only once it names a block start inside the
+	 * region: a use-after-free write cannot steer us away. */
+	if (unlikely(!link_is_valid(pool, next) || pool->allocated[index]))
 		return NULL;
-	}
+	list->free_list = next;
 	pool->allocated[index] = 1;
 	list->allocs++;
 	POOL_ASSERT(list->allocs - list->frees <= list->bump);
 	return block;
 }
 
-/* Returns 0, or the pool_error found; nothing is changed on error. */
-POOL_INLINE int shared_free(struct pool *pool, void *block, unsigned hooks)
+/* After shared_pop() found nothing: reports and drops a corrupted list,
+ * then takes a never-used block (*fresh).  NULL when none is left. */
+POOL_COLD void *shared_alloc_rest(struct pool *pool, bool *fresh,
+                                  unsigned hooks);
+
+/* A block, or NULL when the pool has none left; *fresh: never used. */
+POOL_INLINE void *shared_alloc(struct pool *pool, bool *fresh, unsigned hooks)
+{
+	void *block = shared_pop(pool, hooks);
+	if (likely(block != NULL)) {
+		*fresh = false;
+		return block;
+	}
+	return shared_alloc_rest(pool, fresh, hooks);
+}
+
+/* Frees the block of that index.  Returns 0, or the pool_error found;
+ * nothing is changed on error. */
+POOL_INLINE int shared_free(struct pool *pool, void *block, size_t index,
+                            unsigned hooks)
 {
 	struct shared_list *list = &pool->shared;
-	size_t index = region_index_of(pool, block);
 
 	if (unlikely(!pool->allocated[index]))
 		return POOL_ERROR_DOUBLE_FREE;

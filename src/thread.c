@@ -147,6 +147,9 @@ static struct span *fresh_span(struct pool *pool)
 static size_t span_drain(struct pool *pool, struct span *span)
 {
 	unsigned hooks = pool->hooks;
+	/* Most drains find nothing: look before paying for an exchange. */
+	if (atomic_load_explicit(&span->remote, memory_order_relaxed) == 0)
+		return 0;
 	uint64_t head =
 	    atomic_exchange_explicit(&span->remote, 0, memory_order_acquire);
 	/* SPAN_ABANDONED is set only while nobody holds the span. */
@@ -228,11 +231,20 @@ static void span_release(struct pool *pool, struct span *span)
 	available_push(pool, span);
 }
 
+/* Sets the cache's active span, and the hint's copy when the hint names
+ * this cache.  Called by the cache's own thread only. */
+static void cache_set_active(struct thread_cache *tc, struct span *span)
+{
+	tc->active = span;
+	if (thread_hint.cache == tc)
+		thread_hint.active = span;
+}
+
 /* Makes span the cache's active span and takes in its remote frees. */
 static void span_adopt(struct pool *pool, struct thread_cache *tc,
                        struct span *span)
 {
-	tc->active = span;
+	cache_set_active(tc, span);
 	span_drain(pool, span);
 }
 
@@ -256,7 +268,7 @@ static void cache_retire(struct thread_cache *tc)
 	struct pool *pool = tc->pool;
 	if (tc->active) {
 		span_release(pool, tc->active);
-		tc->active = NULL;
+		cache_set_active(tc, NULL);
 	}
 	cache_fold_counters(pool, tc);
 	if (tc->pool_prev)
@@ -284,6 +296,7 @@ static void thread_exit(void *value)
 	thread_caches = NULL;
 	thread_hint.pool_id = 0;
 	thread_hint.cache = NULL;
+	thread_hint.active = NULL;
 	pthread_mutex_unlock(&registry_lock);
 }
 
@@ -314,6 +327,7 @@ struct thread_cache *thread_cache_lookup(struct pool *pool)
 		if (tc->pool_id == pool->id) {
 			thread_hint.pool_id = pool->id;
 			thread_hint.cache = tc;
+			thread_hint.active = tc->active;
 			return tc;
 		}
 	}
@@ -341,6 +355,7 @@ struct thread_cache *thread_cache_lookup(struct pool *pool)
 	pthread_setspecific(exit_key, tc);
 	thread_hint.pool_id = pool->id;
 	thread_hint.cache = tc;
+	thread_hint.active = NULL;
 	return tc;
 }
 
@@ -376,7 +391,7 @@ void *thread_alloc_slow(struct pool *pool, size_t size, bool zero,
 		if (block == NULL && span_drain(pool, span) > 0)
 			block = span_take(pool, span, &fresh, hooks);
 		if (block == NULL) {
-			tc->active = NULL;
+			cache_set_active(tc, NULL);
 			span_release(pool, span);
 		}
 	}
@@ -393,7 +408,7 @@ void *thread_alloc_slow(struct pool *pool, size_t size, bool zero,
 		span_adopt(pool, tc, span);
 		block = span_take(pool, span, &fresh, hooks);
 		if (block == NULL) {
-			tc->active = NULL;
+			cache_set_active(tc, NULL);
 			span_release(pool, span);
 		}
 	}
@@ -476,7 +491,7 @@ static bool span_take_over(struct pool *pool, struct thread_cache *tc,
 	/* Acquire: we see the owner line and block states its last owner
 	 * wrote before abandoning it (a release). */
 	span_release(pool, tc->active);
-	tc->active = span;
+	cache_set_active(tc, span);
 	return true;
 }
 
@@ -530,6 +545,7 @@ void thread_pool_destroy(struct pool *pool)
 	if (thread_hint.pool_id == pool->id) {
 		thread_hint.pool_id = 0;
 		thread_hint.cache = NULL;
+		thread_hint.active = NULL;
 	}
 }
 

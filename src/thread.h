@@ -13,10 +13,13 @@
 
 /* The cache this thread used last, found without a lookup.  pool_id is
  * unique per pool_init() in the process, so a destroyed pool whose address
- * is reused never matches. */
+ * is reused never matches.  Only this thread writes it; whatever changes
+ * the cache's active span goes through cache_set_active(), which keeps
+ * the copy here equal to it. */
 struct thread_hint {
 	uint64_t pool_id;
 	struct thread_cache *cache;
+	struct span *active; /* cache->active, one load nearer */
 };
 
 extern __thread struct thread_hint thread_hint
@@ -80,6 +83,33 @@ POOL_INLINE size_t span_first_block(const struct pool *pool,
                                     const struct span *span)
 {
 	return (size_t)(span - pool->spans) << pool->span_shift;
+}
+
+/*
+ * The fast path of span_pop(): the head of the span's local list, when it
+ * can be handed out as it is.  NULL when the list is empty, or its head
+ * needs span_pop() (a bad link, a block still claimed by a remote free):
+ * then nothing changed.
+ */
+POOL_INLINE void *span_pop_local(struct pool *pool, struct span *span,
+                                 unsigned hooks)
+{
+	void *block = span->local_free;
+
+	if (unlikely(block == NULL))
+		return NULL;
+	void *next = link_load(pool, block, hooks);
+	size_t index = region_index_of(pool, block);
+	uint32_t state = atomic_load_explicit(&pool->block_state[index],
+	                                      memory_order_relaxed);
+	if (unlikely(!link_is_valid(pool, next) || (state & STATE_OUT) ||
+	             atomic_load_explicit(&pool->claims[index],
+	                                  memory_order_relaxed) != 0))
+		return NULL;
+	span->local_free = next;
+	atomic_store_explicit(&pool->block_state[index], state | STATE_OUT,
+	                      memory_order_relaxed);
+	return block;
 }
 
 /*
@@ -173,25 +203,24 @@ POOL_INLINE int span_free_local(struct pool *pool, struct thread_cache *tc,
 
 /*
  * pool_malloc (zero false) and pool_calloc (zero true) of size <= block.
- * Everything but the hit in the thread's active span is a tail call to the
- * slow path, which starts over with a full lookup.
+ * Everything but the head of the active span's local list is a tail call
+ * to the slow path, which starts over with a full lookup: the span's
+ * never-used blocks, parking, a corrupted list, another span.
  */
 POOL_INLINE void *thread_alloc(struct pool *pool, size_t size, bool zero,
                                unsigned hooks)
 {
 	if (likely(thread_hint.pool_id == pool->id)) {
-		struct thread_cache *tc = thread_hint.cache;
-		struct span *span = tc->active;
+		struct span *span = thread_hint.active;
+		POOL_ASSERT(span == thread_hint.cache->active);
 		if (likely(span != NULL)) {
-			bool fresh;
-			void *block = span_pop(pool, span, &fresh, hooks);
+			void *block = span_pop_local(pool, span, hooks);
 			if (likely(block != NULL)) {
-				counter_add(&tc->counters.allocs, 1);
-				hooks_block_out(pool, block, size, fresh,
+				counter_add(&thread_hint.cache->counters.allocs,
+				            1);
+				hooks_block_out(pool, block, size, false,
 				                hooks);
-				/* A never-used block is still zero from the
-				 * mapping. */
-				if (zero && !fresh)
+				if (zero)
 					return memset(block, 0, size);
 				return block;
 			}
@@ -200,14 +229,15 @@ POOL_INLINE void *thread_alloc(struct pool *pool, size_t size, bool zero,
 	return thread_alloc_slow(pool, size, zero, hooks);
 }
 
-/* pool_free of a block start of the region. */
-POOL_INLINE void thread_free(struct pool *pool, void *block, unsigned hooks)
+/* pool_free of the block start of the region of that index. */
+POOL_INLINE void thread_free(struct pool *pool, void *block, size_t index,
+                             unsigned hooks)
 {
-	size_t index = region_index_of(pool, block);
 	struct span *span = &pool->spans[index >> pool->span_shift];
 
 	if (likely(thread_hint.pool_id == pool->id &&
-	           span == thread_hint.cache->active)) {
+	           span == thread_hint.active)) {
+		POOL_ASSERT(span == thread_hint.cache->active);
 		if (unlikely(span_free_local(pool, thread_hint.cache, span,
 		                             block, index, hooks)))
 			pool_report(pool, "pool_free", block,
