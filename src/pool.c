@@ -4,9 +4,9 @@
  *
  * Each mode's entry points are instances of the inline templates below with
  * the mode (and the hooks, see hooks.h) constant, so every instance holds
- * only its own code, and the public functions dispatch with one compare and
- * a tail call.  POOL_SINGLE without hooks is inlined into the public
- * functions themselves.
+ * only its own code, and the public functions dispatch with a compare and
+ * a tail call.  POOL_SINGLE and POOL_PER_THREAD without hooks are inlined
+ * into the public functions themselves.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -262,17 +262,6 @@ POOL_INLINE void free_in(struct pool *pool, void *ptr, int mode, unsigned hooks)
 
 #define NOINLINE __attribute__((noinline))
 
-/* malloc and calloc apart: with zero a constant, each is the shorter. */
-static NOINLINE void *per_thread_malloc(struct pool *pool, size_t size)
-{
-	return alloc_in(pool, size, false, POOL_PER_THREAD, 0);
-}
-
-static NOINLINE void *per_thread_calloc(struct pool *pool, size_t size)
-{
-	return alloc_in(pool, size, true, POOL_PER_THREAD, 0);
-}
-
 static NOINLINE void per_thread_free(struct pool *pool, void *ptr)
 {
 	free_in(pool, ptr, POOL_PER_THREAD, 0);
@@ -373,7 +362,7 @@ static void *alloc_untraced(struct pool *pool, size_t size)
 	if (pool->dispatch == DISPATCH_SINGLE)
 		return alloc_in(pool, size, false, POOL_SINGLE, 0);
 	if (pool->dispatch == DISPATCH_PER_THREAD)
-		return per_thread_malloc(pool, size);
+		return alloc_in(pool, size, false, POOL_PER_THREAD, 0);
 	if (pool->dispatch == DISPATCH_LOCKED)
 		return locked_malloc(pool, size);
 	return hooked_alloc_untraced(pool, size, false);
@@ -472,7 +461,7 @@ POOL_API void *pool_malloc(pool_t *pool, size_t size)
 	if (likely(pool->dispatch == DISPATCH_SINGLE))
 		return alloc_in(pool, size, false, POOL_SINGLE, 0);
 	if (pool->dispatch == DISPATCH_PER_THREAD)
-		return per_thread_malloc(pool, size);
+		return alloc_in(pool, size, false, POOL_PER_THREAD, 0);
 	if (pool->dispatch == DISPATCH_LOCKED)
 		return locked_malloc(pool, size);
 	return hooked_alloc(pool, size, false);
@@ -489,7 +478,7 @@ POOL_API void *pool_calloc(pool_t *pool, size_t nmemb, size_t size)
 	if (likely(pool->dispatch == DISPATCH_SINGLE))
 		return alloc_in(pool, total, true, POOL_SINGLE, 0);
 	if (pool->dispatch == DISPATCH_PER_THREAD)
-		return per_thread_calloc(pool, total);
+		return alloc_in(pool, total, true, POOL_PER_THREAD, 0);
 	if (pool->dispatch == DISPATCH_LOCKED)
 		return locked_calloc(pool, total);
 	return hooked_alloc(pool, total, true);
@@ -500,7 +489,7 @@ POOL_API void pool_free(pool_t *pool, void *ptr)
 	if (likely(pool->dispatch == DISPATCH_SINGLE))
 		free_in(pool, ptr, POOL_SINGLE, 0);
 	else if (pool->dispatch == DISPATCH_PER_THREAD)
-		per_thread_free(pool, ptr);
+		free_in(pool, ptr, POOL_PER_THREAD, 0);
 	else if (pool->dispatch == DISPATCH_LOCKED)
 		locked_free(pool, ptr);
 	else
