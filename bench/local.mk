@@ -98,3 +98,20 @@ EXTRA_DIST += bench/results/table.txt bench/results/bench.csv \
 .PHONY: bench
 bench: bench/bench$(EXEEXT)
 	bench/bench$(EXEEXT) $(BENCH_FLAGS)
+
+# The performance targets: bench/targets.py runs the cases they name and
+# says, target by target, what one run measured and whether it was met;
+# bench/pair-cost is what it counts instructions of, under callgrind.
+noinst_PROGRAMS += bench/pair-cost
+bench_pair_cost_SOURCES = bench/pair-cost.c
+bench_pair_cost_LDFLAGS = $(AM_LDFLAGS) -no-install
+bench_pair_cost_LDADD = src/libshiftpool.la
+dist_noinst_SCRIPTS += bench/targets.py
+TESTS += bench/targets-smoke.sh
+dist_noinst_SCRIPTS += bench/targets-smoke.sh
+EXTRA_DIST += bench/results/targets.txt
+
+.PHONY: bench-targets
+bench-targets: bench/bench$(EXEEXT) bench/pair-cost$(EXEEXT)
+	$(PYTHON3) $(srcdir)/bench/targets.py --bench=bench/bench$(EXEEXT) \
+		--pair-cost=bench/pair-cost$(EXEEXT) $(TARGETS_FLAGS)

@@ -13,8 +13,9 @@ AM_TESTS_ENVIRONMENT = \
 	CONSUMER_CFLAGS='$(CFLAGS) $(SANITIZER_CFLAGS) $(LDFLAGS)'; \
 	libdir='$(libdir)'; includedir='$(includedir)'; \
 	pkgconfigdir='$(pkgconfigdir)'; PACKAGE_VERSION='$(PACKAGE_VERSION)'; \
+	PYTHON3='$(PYTHON3)'; \
 	export abs_top_builddir abs_top_srcdir MAKE CC NM PKG_CONFIG \
-	CONSUMER_CFLAGS libdir includedir pkgconfigdir PACKAGE_VERSION;
+	CONSUMER_CFLAGS libdir includedir pkgconfigdir PACKAGE_VERSION PYTHON3;
 
 # The symbol and pkg-config tests need no Check.
 TESTS += tests/symbols.sh tests/pkgconfig.sh
