@@ -20,9 +20,9 @@ int main(int argc, char **argv)
 		const char *name;
 		int flags;
 	} modes[] = {
-		{ "single", POOL_SINGLE },
-		{ "locked", POOL_LOCKED },
-		{ "per-thread", POOL_PER_THREAD },
+	    {"single", POOL_SINGLE},
+	    {"locked", POOL_LOCKED},
+	    {"per-thread", POOL_PER_THREAD},
 	};
 	char *end;
 	int flags = -1;
@@ -52,7 +52,8 @@ int main(int argc, char **argv)
 	for (unsigned long long i = 0; i < count; i++) {
 		void *p = pool_malloc(pool, 64);
 		if (p == NULL || pool_owns(pool, p) != 1) {
-			fprintf(stderr, "%s: pair %llu not served by the pool\n",
+			fprintf(stderr,
+			        "%s: pair %llu not served by the pool\n",
 			        argv[0], i);
 			return 1;
 		}

@@ -23,6 +23,8 @@
 
 #include "internal.h"
 
+#include <string.h>
+
 #ifdef SHIFTPOOL_ASAN
 #include <sanitizer/asan_interface.h>
 #endif
@@ -59,6 +61,18 @@ POOL_INLINE void hooks_block_out(struct pool *pool, void *block, size_t size,
 #else
 	(void)size;
 #endif
+}
+
+/* A block handed out for size bytes, in every mode: the hooks, then the
+ * zeroing.  A never-used block is still zero from the mapping; a recycled
+ * one needs only the requested bytes. */
+POOL_INLINE void *block_out(struct pool *pool, void *block, size_t size,
+                            bool zero, bool fresh, unsigned hooks)
+{
+	hooks_block_out(pool, block, size, fresh, hooks);
+	if (zero && !fresh)
+		return memset(block, 0, size);
+	return block;
 }
 
 /* A handed-out block is about to go back on a free list. */

@@ -166,23 +166,10 @@ void *shared_alloc_rest(struct pool *pool, bool *fresh, unsigned hooks)
 	return block;
 }
 
-/* A block handed out for size bytes: the hooks, then the zeroing.  A
- * never-used block is still zero from the mapping; a recycled one needs
- * only the requested bytes. */
-POOL_INLINE void *block_out(struct pool *pool, void *block, size_t size,
-                            bool zero, bool fresh, unsigned hooks)
-{
-	hooks_block_out(pool, block, size, fresh, hooks);
-	if (zero && !fresh)
-		return memset(block, 0, size);
-	return block;
-}
-
 /* POOL_SINGLE and POOL_LOCKED when the free list has nothing to give:
  * the never-used blocks, else the fallback. */
-static __attribute__((noinline)) void *
-shared_alloc_slow(struct pool *pool, size_t size, bool zero, int mode,
-                  unsigned hooks)
+POOL_COLD static void *shared_alloc_slow(struct pool *pool, size_t size,
+                                         bool zero, int mode, unsigned hooks)
 {
 	bool fresh = false;
 	void *block;

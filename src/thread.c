@@ -69,7 +69,6 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* ------------------------------------------------------------ data */
 
@@ -231,20 +230,11 @@ static void span_release(struct pool *pool, struct span *span)
 	available_push(pool, span);
 }
 
-/* Sets the cache's active span, and the hint's copy when the hint names
- * this cache.  Called by the cache's own thread only. */
-static void cache_set_active(struct thread_cache *tc, struct span *span)
-{
-	tc->active = span;
-	if (thread_hint.cache == tc)
-		thread_hint.active = span;
-}
-
 /* Makes span the cache's active span and takes in its remote frees. */
 static void span_adopt(struct pool *pool, struct thread_cache *tc,
                        struct span *span)
 {
-	cache_set_active(tc, span);
+	tc->active = span;
 	span_drain(pool, span);
 }
 
@@ -268,7 +258,7 @@ static void cache_retire(struct thread_cache *tc)
 	struct pool *pool = tc->pool;
 	if (tc->active) {
 		span_release(pool, tc->active);
-		cache_set_active(tc, NULL);
+		tc->active = NULL;
 	}
 	cache_fold_counters(pool, tc);
 	if (tc->pool_prev)
@@ -296,7 +286,6 @@ static void thread_exit(void *value)
 	thread_caches = NULL;
 	thread_hint.pool_id = 0;
 	thread_hint.cache = NULL;
-	thread_hint.active = NULL;
 	pthread_mutex_unlock(&registry_lock);
 }
 
@@ -327,7 +316,6 @@ struct thread_cache *thread_cache_lookup(struct pool *pool)
 		if (tc->pool_id == pool->id) {
 			thread_hint.pool_id = pool->id;
 			thread_hint.cache = tc;
-			thread_hint.active = tc->active;
 			return tc;
 		}
 	}
@@ -355,7 +343,6 @@ struct thread_cache *thread_cache_lookup(struct pool *pool)
 	pthread_setspecific(exit_key, tc);
 	thread_hint.pool_id = pool->id;
 	thread_hint.cache = tc;
-	thread_hint.active = NULL;
 	return tc;
 }
 
@@ -391,7 +378,7 @@ void *thread_alloc_slow(struct pool *pool, size_t size, bool zero,
 		if (block == NULL && span_drain(pool, span) > 0)
 			block = span_take(pool, span, &fresh, hooks);
 		if (block == NULL) {
-			cache_set_active(tc, NULL);
+			tc->active = NULL;
 			span_release(pool, span);
 		}
 	}
@@ -408,17 +395,14 @@ void *thread_alloc_slow(struct pool *pool, size_t size, bool zero,
 		span_adopt(pool, tc, span);
 		block = span_take(pool, span, &fresh, hooks);
 		if (block == NULL) {
-			cache_set_active(tc, NULL);
+			tc->active = NULL;
 			span_release(pool, span);
 		}
 	}
 	if (block == NULL)
 		return fallback_alloc(pool, size, zero);
 	counter_add(&tc->counters.allocs, 1);
-	hooks_block_out(pool, block, size, fresh, hooks);
-	if (zero && !fresh)
-		memset(block, 0, size);
-	return block;
+	return block_out(pool, block, size, zero, fresh, hooks);
 }
 
 /* A remote free: claim the block, then push it on its span's remote list. */
@@ -491,7 +475,7 @@ static bool span_take_over(struct pool *pool, struct thread_cache *tc,
 	/* Acquire: we see the owner line and block states its last owner
 	 * wrote before abandoning it (a release). */
 	span_release(pool, tc->active);
-	cache_set_active(tc, span);
+	tc->active = span;
 	return true;
 }
 
@@ -545,7 +529,6 @@ void thread_pool_destroy(struct pool *pool)
 	if (thread_hint.pool_id == pool->id) {
 		thread_hint.pool_id = 0;
 		thread_hint.cache = NULL;
-		thread_hint.active = NULL;
 	}
 }
 

@@ -9,17 +9,12 @@
 
 #include "hooks.h"
 
-#include <string.h>
-
 /* The cache this thread used last, found without a lookup.  pool_id is
  * unique per pool_init() in the process, so a destroyed pool whose address
- * is reused never matches.  Only this thread writes it; whatever changes
- * the cache's active span goes through cache_set_active(), which keeps
- * the copy here equal to it. */
+ * is reused never matches. */
 struct thread_hint {
 	uint64_t pool_id;
 	struct thread_cache *cache;
-	struct span *active; /* cache->active, one load nearer */
 };
 
 extern __thread struct thread_hint thread_hint
@@ -117,7 +112,9 @@ POOL_INLINE void *span_pop_local(struct pool *pool, struct span *span,
  * so the block is likely still in cache), then the never-used tail.
  * Returns NULL when the span has neither, or when its list is found
  * corrupted: then span->corrupt names the block, and the slow path reports
- * it (so that the fast path makes no call but tail calls).
+ * it.  A block still claimed by a remote free of its last life (a double
+ * free raced with our own free) is parked instead: taken off the list,
+ * left for the drain to reconcile.
  */
 POOL_INLINE void *span_pop(struct pool *pool, struct span *span, bool *fresh,
                            unsigned hooks)
@@ -126,46 +123,49 @@ POOL_INLINE void *span_pop(struct pool *pool, struct span *span, bool *fresh,
 	size_t index;
 	uint32_t state;
 
-again:
-	block = span->local_free;
-	if (likely(block != NULL)) {
-		void *next = link_load(pool, block, hooks);
-		if (unlikely(!link_is_valid(pool, next)))
+	for (;;) {
+		block = span_pop_local(pool, span, hooks);
+		if (likely(block != NULL)) {
+			*fresh = false;
+			return block;
+		}
+		block = span->local_free;
+		*fresh = block == NULL;
+		if (block != NULL) {
+			/* span_pop_local() refused the head: say why. */
+			void *next = link_load(pool, block, hooks);
+			if (!link_is_valid(pool, next))
+				goto corrupt;
+			span->local_free = next;
+			index = region_index_of(pool, block);
+		} else {
+			uint32_t bump = atomic_load_explicit(
+			    &span->bump, memory_order_relaxed);
+			if (bump >= span->capacity)
+				return NULL;
+			atomic_store_explicit(&span->bump, bump + 1,
+			                      memory_order_relaxed);
+			index = span_first_block(pool, span) + bump;
+			block = region_block(pool, index);
+		}
+		/* Only this thread writes the state of its span's blocks;
+		 * other threads read it (relaxed) when they free one, see
+		 * thread.c. */
+		state = atomic_load_explicit(&pool->block_state[index],
+		                             memory_order_relaxed);
+		if (state & STATE_OUT)
 			goto corrupt;
-		span->local_free = next;
-		index = region_index_of(pool, block);
-		*fresh = false;
-	} else {
-		uint32_t bump =
-		    atomic_load_explicit(&span->bump, memory_order_relaxed);
-		if (unlikely(bump >= span->capacity))
-			return NULL;
-		atomic_store_explicit(&span->bump, bump + 1,
-		                      memory_order_relaxed);
-		index = span_first_block(pool, span) + bump;
-		block = region_block(pool, index);
-		*fresh = true;
-	}
-
-	/* Only this thread writes the state of its span's blocks; other
-	 * threads read it (relaxed) when they free one, see thread.c. */
-	state = atomic_load_explicit(&pool->block_state[index],
-	                             memory_order_relaxed);
-	if (unlikely(state & STATE_OUT))
-		goto corrupt;
-	if (unlikely(atomic_load_explicit(&pool->claims[index],
-	                                  memory_order_relaxed) != 0)) {
-		/* A remote free of this block's last life is still on the
-		 * remote list: a double free raced with our own free.  Park
-		 * the block; the drain reconciles it. */
+		if (atomic_load_explicit(&pool->claims[index],
+		                         memory_order_relaxed) == 0) {
+			atomic_store_explicit(&pool->block_state[index],
+			                      state | STATE_OUT,
+			                      memory_order_relaxed);
+			return block;
+		}
 		atomic_store_explicit(&pool->block_state[index],
 		                      state | STATE_PARKED,
 		                      memory_order_relaxed);
-		goto again;
 	}
-	atomic_store_explicit(&pool->block_state[index], state | STATE_OUT,
-	                      memory_order_relaxed);
-	return block;
 
 corrupt:
 	span->local_free = NULL;
@@ -211,18 +211,14 @@ POOL_INLINE void *thread_alloc(struct pool *pool, size_t size, bool zero,
                                unsigned hooks)
 {
 	if (likely(thread_hint.pool_id == pool->id)) {
-		struct span *span = thread_hint.active;
-		POOL_ASSERT(span == thread_hint.cache->active);
+		struct span *span = thread_hint.cache->active;
 		if (likely(span != NULL)) {
 			void *block = span_pop_local(pool, span, hooks);
 			if (likely(block != NULL)) {
 				counter_add(&thread_hint.cache->counters.allocs,
 				            1);
-				hooks_block_out(pool, block, size, false,
-				                hooks);
-				if (zero)
-					return memset(block, 0, size);
-				return block;
+				return block_out(pool, block, size, zero, false,
+				                 hooks);
 			}
 		}
 	}
@@ -236,8 +232,7 @@ POOL_INLINE void thread_free(struct pool *pool, void *block, size_t index,
 	struct span *span = &pool->spans[index >> pool->span_shift];
 
 	if (likely(thread_hint.pool_id == pool->id &&
-	           span == thread_hint.active)) {
-		POOL_ASSERT(span == thread_hint.cache->active);
+	           span == thread_hint.cache->active)) {
 		if (unlikely(span_free_local(pool, thread_hint.cache, span,
 		                             block, index, hooks)))
 			pool_report(pool, "pool_free", block,
