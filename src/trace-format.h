@@ -1,0 +1,179 @@
+/*
+ * The trace format: what libshiftpool writes to SHIFTPOOL_TRACE and what
+ * shiftpool-analyze reads.  Both include this header and nothing else
+ * defines the vocabulary, so the two cannot drift apart.
+ *
+ * A trace is text, one record per line, appended by every process that
+ * has the variable set (a child forked by a traced process writes to the
+ * same file).  A line is whole and written once: see trace.c.
+ *
+ *   # shiftpool trace v2                        (the version line)
+ *   OP key=value key=value ...                  (a record)
+ *
+ * Every record starts with these keys, in this order:
+ *
+ *   t=NS        CLOCK_MONOTONIC time of the record, in nanoseconds
+ *   pid=N       the process that wrote it
+ *   thread=N    the thread (gettid())
+ *   pool=N      the pool or set, numbered from 1 in each process
+ *
+ * then the keys of its operation:
+ *
+ *   init        block_size= block_count= flags=0xF [set=N]
+ *               (a pool; set= names the set whose class it is)
+ *   set_init    min_block= max_block= bytes_per_class= flags=0xF
+ *               (a pool set, whose classes follow as init records)
+ *   destroy
+ *   malloc      size= ptr= src=      calloc  size= ptr= src=
+ *   strdup      size= ptr= src=
+ *   realloc     old= size= ptr= src=
+ *   free        ptr= src=
+ *   malloc_bulk size= n= ptr= src=   one record per object handed out;
+ *                                    n is the batch's length, and a batch
+ *                                    that failed is one record with ptr=0x0
+ *                                    src=none
+ *   free_bulk   n= ptr= src=         one record per pointer of the batch
+ *   trim        bytes=               pool_trim() and what it released
+ *   report      error= function= ptr=
+ *               misuse the library found outside the call that made it:
+ *               a double free seen when a racing remote free is drained,
+ *               a corrupted free list, a write after free
+ *   fork        parent=N             the first record of a forked child;
+ *                                    its pools start as copies of the
+ *                                    parent's at this point
+ *
+ * In set records, class=N after pool= names the block size of the class
+ * that served the call (0 for the fallback).
+ *
+ * src= says what the library decided, so a reader never has to guess:
+ * for an allocation who served it (pool, fallback, or none when it
+ * failed); for a free (and for realloc's old pointer when the call
+ * refused it) pool, fallback, none (NULL), or the misuse it reported:
+ * invalid, double, wrong_pool.  Pointers are 0x-prefixed hexadecimal,
+ * ptr=0x0 for NULL.
+ *
+ * Version 1 traces (no t=, pid= or class=) stay readable: the keys that
+ * are missing are taken as unknown.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef SHIFTPOOL_TRACE_FORMAT_H
+#define SHIFTPOOL_TRACE_FORMAT_H
+
+#define TRACE_VERSION 2
+#define TRACE_VERSION_LINE "# shiftpool trace v2"
+/* The prefix of any version line: "# shiftpool trace v" then a number. */
+#define TRACE_VERSION_PREFIX "# shiftpool trace v"
+
+/* The operations, in the order of enum trace_op. */
+#define TRACE_OPS(X)                                                           \
+	X(INIT, "init")                                                        \
+	X(SET_INIT, "set_init")                                                \
+	X(DESTROY, "destroy")                                                  \
+	X(MALLOC, "malloc")                                                    \
+	X(CALLOC, "calloc")                                                    \
+	X(REALLOC, "realloc")                                                  \
+	X(STRDUP, "strdup")                                                    \
+	X(FREE, "free")                                                        \
+	X(MALLOC_BULK, "malloc_bulk")                                          \
+	X(FREE_BULK, "free_bulk")                                              \
+	X(TRIM, "trim")                                                        \
+	X(REPORT, "report")                                                    \
+	X(FORK, "fork")
+
+enum trace_op {
+#define TRACE_OP_ENUM(name, text) TRACE_OP_##name,
+	TRACE_OPS(TRACE_OP_ENUM)
+#undef TRACE_OP_ENUM
+	    TRACE_OP_COUNT
+};
+
+/* What src= says, in the order of enum trace_src. */
+#define TRACE_SRCS(X)                                                          \
+	X(NONE, "none")                                                        \
+	X(POOL, "pool")                                                        \
+	X(FALLBACK, "fallback")                                                \
+	X(INVALID, "invalid")                                                  \
+	X(DOUBLE, "double")                                                    \
+	X(WRONG_POOL, "wrong_pool")
+
+enum trace_src {
+#define TRACE_SRC_ENUM(name, text) TRACE_SRC_##name,
+	TRACE_SRCS(TRACE_SRC_ENUM)
+#undef TRACE_SRC_ENUM
+	    TRACE_SRC_COUNT
+};
+
+/* What a report record's error= says, indexed by enum pool_error. */
+#define TRACE_ERRORS(X)                                                        \
+	X(1, "invalid")                                                        \
+	X(2, "double")                                                         \
+	X(3, "corrupted")                                                      \
+	X(4, "write_after_free")                                               \
+	X(5, "wrong_pool")
+
+/* The keys, in the order of enum trace_key. */
+#define TRACE_KEYS(X)                                                          \
+	X(T, "t")                                                              \
+	X(PID, "pid")                                                          \
+	X(THREAD, "thread")                                                    \
+	X(POOL, "pool")                                                        \
+	X(CLASS, "class")                                                      \
+	X(SET, "set")                                                          \
+	X(SIZE, "size")                                                        \
+	X(N, "n")                                                              \
+	X(OLD, "old")                                                          \
+	X(PTR, "ptr")                                                          \
+	X(SRC, "src")                                                          \
+	X(BLOCK_SIZE, "block_size")                                            \
+	X(BLOCK_COUNT, "block_count")                                          \
+	X(FLAGS, "flags")                                                      \
+	X(MIN_BLOCK, "min_block")                                              \
+	X(MAX_BLOCK, "max_block")                                              \
+	X(BYTES_PER_CLASS, "bytes_per_class")                                  \
+	X(BYTES, "bytes")                                                      \
+	X(ERROR, "error")                                                      \
+	X(FUNCTION, "function")                                                \
+	X(PARENT, "parent")
+
+enum trace_key {
+#define TRACE_KEY_ENUM(name, text) TRACE_KEY_##name,
+	TRACE_KEYS(TRACE_KEY_ENUM)
+#undef TRACE_KEY_ENUM
+	    TRACE_KEY_COUNT
+};
+
+/* The text of an operation, outcome, key or error; NULL when unknown. */
+#define TRACE_NAME(name, text) text,
+static inline const char *trace_op_name(unsigned op)
+{
+	static const char *const names[] = {TRACE_OPS(TRACE_NAME)};
+	return op < sizeof names / sizeof names[0] ? names[op] : 0;
+}
+
+static inline const char *trace_src_name(unsigned src)
+{
+	static const char *const names[] = {TRACE_SRCS(TRACE_NAME)};
+	return src < sizeof names / sizeof names[0] ? names[src] : 0;
+}
+
+static inline const char *trace_key_name(unsigned key)
+{
+	static const char *const names[] = {TRACE_KEYS(TRACE_NAME)};
+	return key < sizeof names / sizeof names[0] ? names[key] : 0;
+}
+#undef TRACE_NAME
+
+static inline const char *trace_error_name(int error)
+{
+	switch (error) {
+#define TRACE_ERROR_CASE(code, text)                                           \
+	case code:                                                             \
+		return text;
+		TRACE_ERRORS(TRACE_ERROR_CASE)
+#undef TRACE_ERROR_CASE
+	}
+	return 0;
+}
+
+#endif /* SHIFTPOOL_TRACE_FORMAT_H */
