@@ -1,10 +1,11 @@
 /*
  * fork() while other threads use a pool: the child has only the forking
  * thread, so any lock another thread held at the fork would stay locked in
- * the child forever.  The prepare handler takes every lock the pools use (in
- * one order: the pool list, each POOL_LOCKED pool's mutex, the per-thread
- * registry), so the fork happens at a moment when no other thread is inside
- * a locked section, and both sides release them afterwards.
+ * the child forever.  The prepare handler takes every lock the library
+ * uses (in one order: the pool list, each POOL_LOCKED pool's mutex, the
+ * per-thread registry, the trace), so the fork happens at a moment when no
+ * other thread is inside a locked section, and both sides release them
+ * afterwards.
  *
  * Lock-free state needs no such care: a POOL_PER_THREAD span that another
  * thread held at the fork stays with that thread's cache in the child,
@@ -32,25 +33,30 @@ static void fork_prepare(void)
 		if (pool->mode == POOL_LOCKED)
 			pthread_mutex_lock(&pool->lock);
 	thread_fork_prepare();
+	trace_fork_prepare();
+}
+
+/* In the parent, and in the child, where the forking thread holds every
+ * lock and may release them. */
+static void fork_release(void)
+{
+	thread_fork_release();
+	for (struct pool *pool = all_pools; pool; pool = pool->all_next)
+		if (pool->mode == POOL_LOCKED)
+			pthread_mutex_unlock(&pool->lock);
+	pthread_mutex_unlock(&all_lock);
 }
 
 static void fork_parent(void)
 {
-	thread_fork_parent();
-	for (struct pool *pool = all_pools; pool; pool = pool->all_next)
-		if (pool->mode == POOL_LOCKED)
-			pthread_mutex_unlock(&pool->lock);
-	pthread_mutex_unlock(&all_lock);
+	trace_fork_parent();
+	fork_release();
 }
 
-/* The forking thread holds every lock: it may release them. */
 static void fork_child(void)
 {
-	thread_fork_parent();
-	for (struct pool *pool = all_pools; pool; pool = pool->all_next)
-		if (pool->mode == POOL_LOCKED)
-			pthread_mutex_unlock(&pool->lock);
-	pthread_mutex_unlock(&all_lock);
+	trace_fork_child();
+	fork_release();
 }
 
 static void atfork_install(void)

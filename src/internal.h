@@ -1,6 +1,25 @@
 /*
- * shiftpool internals: the pool structure, its invariants, and the
- * prototypes shared between the source files, grouped by file.
+ * shiftpool internals: the build switches, the pool and its parts with
+ * their invariants, the region's address arithmetic, and the prototypes
+ * shared between the source files, grouped by the file that defines them.
+ *
+ * The files of src/ form layers; each calls only into the layers below it
+ * (tests/layers.sh checks that no two files depend on each other):
+ *
+ *   pool.c     public entry points: argument checks, dispatch, fallback
+ *   stats.c    pool_stats(), pool_stats_print()
+ *   shared.c   POOL_SINGLE and POOL_LOCKED (fast paths inline: shared.h)
+ *   thread.c   POOL_PER_THREAD (fast paths inline: thread.h)
+ *   fallback.c the system allocator behind a pool
+ *   fork.c     the live pools, and fork()
+ *   debug.c    SHIFTPOOL_DEBUG, the fill pattern, Valgrind
+ *   report.c   misuse reports and the error handler
+ *   trace.c    SHIFTPOOL_TRACE (its format: trace-format.h)
+ *   region.c   the mapping
+ *
+ * and the headers under them: hooks.h (what a block going out or coming
+ * back costs when a tool is watching), link.h (the free-list links),
+ * this one.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -16,22 +35,27 @@
 #include <stdint.h>
 
 #include "shiftpool.h"
+#include "trace-format.h"
 
 /* ------------------------------------------------------------ switches */
 
-/* SHIFTPOOL_DEBUG (configure --enable-debug): internal assertions. */
-#ifdef SHIFTPOOL_DEBUG
+/* SHIFTPOOL_ASSERTIONS (configure --enable-debug): internal assertions and
+ * the invariant checks span_check() and shared_check(). */
+#ifdef SHIFTPOOL_ASSERTIONS
 #include <assert.h>
 #define POOL_ASSERT(x) assert(x)
 #else
 #define POOL_ASSERT(x) ((void)0)
 #endif
 
-#define POOL_API    __attribute__((visibility("default")))
-#define POOL_COLD   __attribute__((cold, noinline))
-#define POOL_INLINE static inline __attribute__((always_inline))
-#define likely(x)   __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
+/* The attribute vocabulary of src/: exported, inlined always, never
+ * inlined, and never inlined because rarely run. */
+#define POOL_API      __attribute__((visibility("default")))
+#define POOL_INLINE   static inline __attribute__((always_inline))
+#define POOL_NOINLINE __attribute__((noinline))
+#define POOL_COLD     __attribute__((cold, noinline))
+#define likely(x)     __builtin_expect(!!(x), 1)
+#define unlikely(x)   __builtin_expect(!!(x), 0)
 
 #define POOL_CACHE_LINE  64
 #define POOL_OPTION_MASK (POOL_NO_FALLBACK | POOL_DEBUG_FILL)
@@ -59,8 +83,9 @@
  * The second line is written by other threads (remote frees) and by the
  * available-span stack.
  *
- * Invariant, at quiescence: bump == the span's blocks handed out +
- * |local_free| + |remote list| (the blocks below bump are in exactly one).
+ * Invariant, at quiescence (span_check()): bump == the span's blocks
+ * handed out + |local_free| + |remote list| + parked blocks (each block
+ * below bump is in exactly one of them).
  */
 struct span {
 	/* owner line */
@@ -68,9 +93,7 @@ struct span {
 	_Atomic uint32_t bump; /* blocks [bump, capacity) never handed out;
 	                          written by the owner, read by pool_stats() */
 	uint32_t capacity;     /* blocks in this span */
-	void *corrupt;         /* a bad link met by the fast path, for the
-	                          slow path to report */
-	char pad0[POOL_CACHE_LINE - 2 * sizeof(void *) - 2 * sizeof(uint32_t)];
+	char pad0[POOL_CACHE_LINE - sizeof(void *) - 2 * sizeof(uint32_t)];
 
 	/* shared line */
 	/* Blocks freed by threads that do not own the span: the low 32 bits
@@ -84,11 +107,27 @@ struct span {
 	char pad1[POOL_CACHE_LINE - sizeof(uint64_t) - sizeof(uint32_t)];
 };
 
+_Static_assert(sizeof(struct span) == 2 * POOL_CACHE_LINE,
+               "a span is an owner line and a shared line");
+_Static_assert(offsetof(struct span, remote) == POOL_CACHE_LINE,
+               "remote frees write only the span's second line");
+
 #define SPAN_ABANDONED ((uint64_t)1 << 32)
 
-/* Per-thread counters; written by their thread only, read by pool_stats(). */
+/* What each thread counts of its own calls, as indexes of counters[]. */
+enum thread_counter {
+	COUNT_ALLOCS,
+	COUNT_FREES,
+	COUNT_FALLBACK_ALLOCS,
+	COUNT_FALLBACK_FREES,
+	COUNT_KINDS
+};
+
+/* Per-thread counters; written by their thread only, read by pool_stats(),
+ * and folded into the pool's retired counters (under the registry lock)
+ * when the thread exits. */
 struct thread_counters {
-	_Atomic uint64_t allocs, frees, fallback_allocs, fallback_frees;
+	_Atomic uint64_t counters[COUNT_KINDS];
 };
 
 /*
@@ -101,14 +140,16 @@ struct thread_cache {
 	struct span *active; /* the one span this thread owns */
 	struct pool *pool;   /* NULL once the pool is destroyed */
 	uint64_t pool_id;    /* pool->id, immutable: identifies the pool */
-	struct thread_counters counters;
+	struct thread_counters counts;
 	struct thread_cache *thread_next;           /* this thread's caches */
 	struct thread_cache *pool_next, *pool_prev; /* the pool's caches */
 };
 
 /*
  * The shared free list of POOL_SINGLE and POOL_LOCKED modes.
- * Invariant: allocs - frees == blocks handed out == bump - |free_list|.
+ * Invariant (shared_check()): allocs - frees == blocks handed out ==
+ * bump - |free_list|, and a block is marked allocated exactly when it is
+ * handed out.
  */
 struct shared_list {
 	void *free_list; /* free blocks, linked through word 0 */
@@ -117,22 +158,24 @@ struct shared_list {
 };
 
 /*
- * A pool.  The first line holds what every call reads and nobody writes
- * after pool_init(): the region's bounds and shape.
+ * A pool.  The first cache line holds what every call reads and nobody
+ * writes after pool_init(): the region's bounds and shape, how to encode
+ * links, which entry points serve.
  */
 struct pool {
+	/* read by every call, written by pool_init() only */
 	char *base;           /* first block; aligned to min(block, page) */
 	char *end;            /* one past the last block */
-	unsigned block_shift; /* block_size == 1 << block_shift */
-	unsigned span_shift;  /* blocks per span == 1 << span_shift */
-	int dispatch;         /* DISPATCH_*: which entry points serve */
-	int mode;             /* POOL_SINGLE, POOL_LOCKED, POOL_PER_THREAD */
-	size_t block_size;
-	size_t block_count;
-	uint64_t id;      /* unique per pool_init() in this process */
-	uintptr_t secret; /* encodes free-list links (hooks.h) */
-	unsigned hooks;   /* HOOK_* (hooks.h); 0 for most pools */
-	int flags;
+	size_t block_size;    /* 1 << block_shift */
+	size_t block_count;   /* blocks in the region */
+	uintptr_t secret;    /* encodes free-list links (link.h) */
+	uint64_t id;         /* unique per pool_init() in this process */
+	uint8_t block_shift; /* block_size == 1 << block_shift */
+	uint8_t span_shift;  /* blocks per span == 1 << span_shift */
+	uint8_t dispatch;    /* DISPATCH_*: which entry points serve */
+	uint8_t mode;        /* POOL_SINGLE, POOL_LOCKED, POOL_PER_THREAD */
+	unsigned hooks;      /* HOOK_* (hooks.h); 0 for most pools */
+	int flags;           /* as given to pool_init() */
 
 	/* POOL_SINGLE and POOL_LOCKED: one byte per block, 1 while the block
 	 * is handed out; the list itself lives in the free blocks. */
@@ -147,21 +190,24 @@ struct pool {
 	/* POOL_PER_THREAD */
 	struct span *spans;
 	size_t span_count;
-	_Atomic uint32_t *block_state; /* per block: see STATE_* in thread.h;
-	                              written by the span's owner only */
-	_Atomic uint32_t
-	    *claims; /* per block: 0, or the state a remote free
-	                claimed; set by CAS, cleared by the owner */
-	_Atomic uint64_t
-	    available; /* stack of spans: top index + 1 | tag << 32 */
-	_Atomic size_t
-	    fresh_spans; /* spans [fresh_spans, span_count) untouched */
-	struct thread_cache *caches;    /* guarded by the registry lock */
-	struct thread_counters retired; /* from caches whose thread exited */
+	/* per block: see STATE_* in thread.h; written by the span's owner
+	 * only */
+	_Atomic uint32_t *block_state;
+	/* per block: 0, or the state a remote free claimed; set by CAS,
+	 * cleared by the owner */
+	_Atomic uint32_t *claims;
+	/* stack of spans: top index + 1 | tag << 32 */
+	_Atomic uint64_t available;
+	/* spans [fresh_spans, span_count) untouched */
+	_Atomic size_t fresh_spans;
+	/* guarded by the registry lock (thread.c) */
+	struct thread_cache *caches;
+	/* from caches whose thread exited */
+	struct thread_counters retired;
 
-	/* Debug options (debug.c). */
-	uint64_t
-	    fail_fallback_at; /* the Nth fallback allocation fails; 0 off */
+	/* Debug options (debug.c): the Nth fallback allocation fails (0:
+	 * off). */
+	uint64_t fail_fallback_at;
 	_Atomic uint64_t fallback_attempts;
 
 	/* Memory to release in pool_destroy(). */
@@ -172,6 +218,14 @@ struct pool {
 	struct pool *all_next, *all_prev;
 };
 
+_Static_assert(offsetof(struct pool, flags) + sizeof(int) <= POOL_CACHE_LINE,
+               "what every call reads fits the pool's first cache line");
+
+/* pool->hooks: what the pool does besides handing out blocks (hooks.h). */
+#define HOOK_VALGRIND 0x1u /* describe blocks to memcheck */
+#define HOOK_FILL     0x2u /* fill free blocks, verify when handed out */
+#define HOOK_TRACE    0x4u /* log every call to the trace file */
+
 /* pool->dispatch: the public functions test it once and tail-call. */
 enum {
 	DISPATCH_SINGLE,     /* POOL_SINGLE, no hooks */
@@ -180,12 +234,7 @@ enum {
 	DISPATCH_HOOKED      /* any mode with hooks */
 };
 
-/* ------------------------------------------------------------ region.c */
-
-/* Reserves the region and the side tables for pool's mode; 0 or errno. */
-int region_reserve(struct pool *pool);
-/* Releases what region_reserve() got. */
-void region_release(struct pool *pool);
+/* ------------------------------------------------------------ the region */
 
 POOL_INLINE bool region_contains(const struct pool *pool, const void *ptr)
 {
@@ -225,30 +274,60 @@ POOL_INLINE void *region_block(const struct pool *pool, size_t index)
 	return pool->base + (index << pool->block_shift);
 }
 
-/* ------------------------------------------------------------ pool.c */
+/* ------------------------------------------------------------ region.c */
 
-/* Serves a request the pool cannot (too big, or the pool is exhausted)
- * from malloc/calloc; NULL with errno ENOMEM under POOL_NO_FALLBACK. */
-POOL_COLD void *fallback_alloc(struct pool *pool, size_t size, bool zero);
-/* Whether a block of the region is handed out now. */
-bool pool_block_is_live(struct pool *pool, size_t index);
+/* Reserves the region and the side tables for pool's mode; 0 or errno. */
+int region_reserve(struct pool *pool);
+/* Releases what region_reserve() got. */
+void region_release(struct pool *pool);
+
+/* ------------------------------------------------------------ trace.c */
+
+/* Opens the trace file named by SHIFTPOOL_TRACE once per process; returns
+ * whether tracing is on. */
+bool trace_open(void);
+/* Writes one record: op, the common keys of pool (pool may be NULL for
+ * records of no pool), then a printf-style rest.  errno is kept. */
+void trace_record(const struct pool *pool, enum trace_op op,
+                  const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Writes out what is buffered (before a report that may abort, and at
+ * exit). */
+void trace_flush(void);
+/* fork(): hold the trace still; then the parent and the child go on. */
+void trace_fork_prepare(void);
+void trace_fork_parent(void);
+void trace_fork_child(void);
+
+/* ------------------------------------------------------------ report.c */
+
+/* Reports misuse through the installed handler (default: print, abort). */
+POOL_COLD void report_misuse(const struct pool *pool, const char *function,
+                             const void *ptr, enum pool_error error);
+/* Reports misuse found apart from the outcome of the call that made it (a
+ * racing double free found at a drain, a damaged free block): also a
+ * trace record of its own. */
+POOL_COLD void report_detected(const struct pool *pool, const char *function,
+                               const void *ptr, enum pool_error error);
 /* Reports a free-list link, or a listed block, that is not a free block. */
-POOL_COLD void pool_report_corrupted(struct pool *pool, const void *link);
+POOL_COLD void report_corrupted(struct pool *pool, const void *link);
 
 /* ------------------------------------------------------------ debug.c */
 
 /* Reads SHIFTPOOL_DEBUG, SHIFTPOOL_TRACE and Valgrind's presence into the
  * pool's hooks and debug options. */
 void debug_configure(struct pool *pool);
-/* Releases what debug_configure() set up for the pool. */
-void debug_release(struct pool *pool);
+/* A block still handed out dies with its pool (Valgrind must not call it
+ * a leak). */
+void debug_block_dies(struct pool *pool, void *block);
 /* Whether the debug options make this fallback allocation fail. */
 bool debug_fail_fallback(struct pool *pool);
-/* Flushes the trace before a misuse report, which may abort. */
-void debug_before_report(void);
-/* Writes one trace line: op, then a printf-style rest. */
-void trace_write(const struct pool *pool, const char *format, ...)
-    __attribute__((format(printf, 2, 3)));
+/* The out-of-line halves of hooks_block_out() and hooks_block_in()
+ * (hooks.h): a block goes out (fresh: never used before) or comes back. */
+POOL_COLD void hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
+                                    unsigned hooks);
+POOL_COLD void hooks_block_in_slow(struct pool *pool, void *block,
+                                   unsigned hooks);
 
 /* ------------------------------------------------------------ fork.c */
 
@@ -256,12 +335,15 @@ void trace_write(const struct pool *pool, const char *format, ...)
 int fork_register(struct pool *pool);
 void fork_unregister(struct pool *pool);
 
-/* ------------------------------------------------------------ report.c */
+/* ------------------------------------------------------------ fallback.c */
 
-/* Reports misuse through the installed handler (default: print, abort). */
-POOL_COLD void pool_report(const struct pool *pool, const char *function,
-                           const void *ptr, enum pool_error error);
+/* Serves a request the pool cannot (too big, or the pool is exhausted)
+ * from malloc/calloc; NULL with errno ENOMEM under POOL_NO_FALLBACK. */
+POOL_COLD void *fallback_alloc(struct pool *pool, size_t size, bool zero);
+/* Gives a pointer from outside the region back to free(). */
+POOL_COLD void fallback_free(struct pool *pool, void *ptr);
 
-/* The fast paths of each mode are inline in shared.h and thread.h. */
+/* The modes (shared.h, thread.h) and the hooks (hooks.h) declare their
+ * own. */
 
 #endif /* SHIFTPOOL_INTERNAL_H */

@@ -1,12 +1,13 @@
 /*
- * The public entry points: argument checks, errno, mode dispatch, and the
- * fallback to the system allocator.
+ * The public entry points: argument checks, errno, mode dispatch, the
+ * fallback, and the trace of every call.
  *
- * Each mode's entry points are instances of the inline templates below with
- * the mode (and the hooks, see hooks.h) constant, so every instance holds
- * only its own code, and the public functions dispatch with a compare and
- * a tail call.  POOL_SINGLE and POOL_PER_THREAD without hooks are inlined
- * into the public functions themselves.
+ * Two inline templates, alloc_in() and free_in(), hold every mode's path:
+ * instantiated with the mode and the hooks (hooks.h) constant, each
+ * instance holds only its own code.  The public functions dispatch with a
+ * compare and a tail call (POOL_SINGLE and POOL_PER_THREAD without hooks
+ * are inlined into them); what the fast path cannot do is a tail call to a
+ * cold instance.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -14,7 +15,7 @@
 #include "thread.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,9 @@
 
 /* Pool ids start at 1: 0 marks an empty thread hint. */
 static _Atomic uint64_t next_pool_id = 1;
+
+/* Not an operation: the call is part of another that traces itself. */
+#define UNTRACED TRACE_OP_COUNT
 
 /* ------------------------------------------------------------ helpers */
 
@@ -64,305 +68,320 @@ static uintptr_t make_secret(const struct pool *pool)
 	return secret & ~(uintptr_t)(POOL_MIN_BLOCK_SIZE - 1);
 }
 
-void pool_report_corrupted(struct pool *pool, const void *link)
-{
-	pool_report(pool, "pool_malloc", link, POOL_ERROR_CORRUPTED);
-}
-
-static void count_fallback(struct pool *pool, bool is_free)
+/* Whether the block of that index is handed out now. */
+static bool block_is_live(struct pool *pool, size_t index)
 {
 	if (pool->mode == POOL_PER_THREAD)
-		thread_count_fallback(pool, is_free);
-	else
-		atomic_fetch_add_explicit(is_free ? &pool->fallback_frees
-		                                  : &pool->fallback_allocs,
-		                          1, memory_order_relaxed);
+		return thread_block_is_live(pool, index);
+	return shared_block_is_live(pool, index);
 }
 
-void *fallback_alloc(struct pool *pool, size_t size, bool zero)
+/* Who served an allocation: the trace's src=. */
+static enum trace_src source_of(const struct pool *pool, const void *ptr)
 {
-	if ((pool->flags & POOL_NO_FALLBACK) ||
-	    (pool->fail_fallback_at && debug_fail_fallback(pool))) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	/* Size 0 still needs a unique pointer: ask for one byte. */
-	if (size == 0)
-		size = 1;
-	void *ptr = zero ? calloc(1, size) : malloc(size);
-	if (ptr == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	count_fallback(pool, false);
-	return ptr;
+	if (ptr == NULL)
+		return TRACE_SRC_NONE;
+	return region_contains(pool, ptr) ? TRACE_SRC_POOL : TRACE_SRC_FALLBACK;
 }
 
-POOL_COLD static void fallback_free(struct pool *pool, void *ptr)
+/* The trace's word for a misuse the free path found. */
+static enum trace_src source_of_error(int error)
 {
-	free(ptr);
-	count_fallback(pool, true);
-}
-
-bool pool_block_is_live(struct pool *pool, size_t index)
-{
-	bool live;
-
-	switch (pool->mode) {
-	case POOL_SINGLE:
-		return pool->allocated[index];
-	case POOL_LOCKED:
-		pthread_mutex_lock(&pool->lock);
-		live = pool->allocated[index];
-		pthread_mutex_unlock(&pool->lock);
-		return live;
-	default: {
-		uint32_t state = atomic_load_explicit(&pool->block_state[index],
-		                                      memory_order_relaxed);
-		return (state & STATE_OUT) &&
-		       atomic_load_explicit(&pool->claims[index],
-		                            memory_order_relaxed) != state;
-	}
-	}
-}
-
-/* Checks a pointer inside the region; reports and returns false if it is
- * not a block start. */
-POOL_INLINE bool check_block_start(struct pool *pool, const char *function,
-                                   const void *ptr)
-{
-	if (likely(region_is_block_start(pool, ptr)))
-		return true;
-	pool_report(pool, function, ptr, POOL_ERROR_INVALID_POINTER);
-	return false;
+	return error == POOL_ERROR_DOUBLE_FREE ? TRACE_SRC_DOUBLE
+	                                       : TRACE_SRC_INVALID;
 }
 
 /* ------------------------------------------------------------ templates */
 
-void *shared_alloc_rest(struct pool *pool, bool *fresh, unsigned hooks)
+/*
+ * What alloc_in()'s fast path leaves: the never-used blocks, another span,
+ * a corrupted list, the fallback.  size may not fit a block.
+ */
+POOL_INLINE void *alloc_rest(struct pool *pool, size_t size, bool zero,
+                             int mode, unsigned hooks)
 {
-	struct shared_list *list = &pool->shared;
-
-	(void)hooks;
-	if (list->free_list != NULL) {
-		/* shared_pop() refused the head: the list is corrupted.  Drop
-		 * it; the blocks on it are lost, never handed out twice. */
-		void *head = list->free_list;
-		list->free_list = NULL;
-		pool_report_corrupted(pool, head);
+	if (size <= pool->block_size) {
+		bool fresh;
+		void *block = mode == POOL_PER_THREAD
+		                  ? thread_alloc_slow(pool, &fresh, hooks)
+		                  : shared_alloc_slow(pool, &fresh, hooks);
+		if (block != NULL)
+			return block_out(pool, block, size, zero, fresh, hooks);
 	}
-	if (list->bump >= pool->block_count)
-		return NULL;
-	size_t index = list->bump;
-	void *block = region_block(pool, index);
-	if (pool->allocated[index]) {
-		pool_report_corrupted(pool, block);
-		return NULL;
-	}
-	list->bump++;
-	pool->allocated[index] = 1;
-	list->allocs++;
-	*fresh = true;
-	return block;
+	return fallback_alloc(pool, size, zero);
 }
 
-/* POOL_SINGLE and POOL_LOCKED when the free list has nothing to give:
- * the never-used blocks, else the fallback. */
-POOL_COLD static void *shared_alloc_slow(struct pool *pool, size_t size,
-                                         bool zero, int mode, unsigned hooks)
+POOL_COLD static void *single_alloc_rest(struct pool *pool, size_t size,
+                                         bool zero)
 {
-	bool fresh = false;
-	void *block;
-
-	if (mode == POOL_LOCKED)
-		pthread_mutex_lock(&pool->lock);
-	block = shared_alloc(pool, &fresh, hooks);
-	if (mode == POOL_LOCKED)
-		pthread_mutex_unlock(&pool->lock);
-	if (block == NULL)
-		return fallback_alloc(pool, size, zero);
-	return block_out(pool, block, size, zero, fresh, hooks);
+	return alloc_rest(pool, size, zero, POOL_SINGLE, 0);
 }
 
-/* Returns 0, or the pool_error found. */
-POOL_INLINE int block_free(struct pool *pool, void *block, size_t index,
-                           int mode, unsigned hooks)
+POOL_COLD static void *locked_alloc_rest(struct pool *pool, size_t size,
+                                         bool zero)
 {
-	if (mode == POOL_SINGLE)
-		return shared_free(pool, block, index, hooks);
-	pthread_mutex_lock(&pool->lock);
-	int error = shared_free(pool, block, index, hooks);
-	pthread_mutex_unlock(&pool->lock);
-	return error;
+	return alloc_rest(pool, size, zero, POOL_LOCKED, 0);
+}
+
+POOL_COLD static void *per_thread_alloc_rest(struct pool *pool, size_t size,
+                                             bool zero)
+{
+	return alloc_rest(pool, size, zero, POOL_PER_THREAD, 0);
+}
+
+POOL_COLD static void *hooked_alloc_rest(struct pool *pool, size_t size,
+                                         bool zero)
+{
+	return alloc_rest(pool, size, zero, pool->mode, pool->hooks);
 }
 
 /*
  * pool_malloc (zero false) or pool_calloc (zero true) of size bytes.  The
- * fast path is the head of the free list; everything else (the never-used
- * blocks, a corrupted list, the fallback) is a tail call.
+ * fast path is the head of a free list; everything else is a tail call.
  */
 POOL_INLINE void *alloc_in(struct pool *pool, size_t size, bool zero, int mode,
                            unsigned hooks)
 {
 	if (likely(size <= pool->block_size)) {
-		if (mode == POOL_PER_THREAD)
-			return thread_alloc(pool, size, zero, hooks);
 		void *block;
-		if (mode == POOL_LOCKED)
-			pthread_mutex_lock(&pool->lock);
-		block = shared_pop(pool, hooks);
-		if (mode == POOL_LOCKED)
-			pthread_mutex_unlock(&pool->lock);
+		if (mode == POOL_PER_THREAD) {
+			block = thread_pop(pool, hooks);
+		} else {
+			if (mode == POOL_LOCKED)
+				pthread_mutex_lock(&pool->lock);
+			block = shared_pop(pool, hooks);
+			if (mode == POOL_LOCKED)
+				pthread_mutex_unlock(&pool->lock);
+		}
 		if (likely(block != NULL))
 			return block_out(pool, block, size, zero, false, hooks);
-		return shared_alloc_slow(pool, size, zero, mode, hooks);
 	}
-	return fallback_alloc(pool, size, zero);
+	if (hooks)
+		return hooked_alloc_rest(pool, size, zero);
+	if (mode == POOL_SINGLE)
+		return single_alloc_rest(pool, size, zero);
+	if (mode == POOL_LOCKED)
+		return locked_alloc_rest(pool, size, zero);
+	return per_thread_alloc_rest(pool, size, zero);
 }
 
-/* pool_free of a pointer that is no block start of the region: NULL, a
- * fallback allocation, or misuse. */
-POOL_COLD static void free_outside(struct pool *pool, void *ptr)
+/* Reports what the free path found; returns the trace's word for it. */
+POOL_COLD static int free_refused(struct pool *pool, const char *function,
+                                  void *ptr, int error)
 {
-	if (region_contains(pool, ptr))
-		check_block_start(pool, "pool_free", ptr); /* reports */
-	else if (ptr != NULL)
-		fallback_free(pool, ptr);
+	report_misuse(pool, function, ptr, error);
+	return source_of_error(error);
 }
 
-POOL_INLINE void free_in(struct pool *pool, void *ptr, int mode, unsigned hooks)
+/* A pointer that is no block start of the region: NULL, a fallback
+ * allocation, or misuse. */
+POOL_COLD static int free_outside(struct pool *pool, const char *function,
+                                  void *ptr)
+{
+	if (ptr == NULL)
+		return TRACE_SRC_NONE;
+	if (region_contains(pool, ptr))
+		return free_refused(pool, function, ptr,
+		                    POOL_ERROR_INVALID_POINTER);
+	fallback_free(pool, ptr);
+	return TRACE_SRC_FALLBACK;
+}
+
+/* POOL_PER_THREAD when thread_push() missed. */
+POOL_COLD static int per_thread_free_rest(struct pool *pool,
+                                          const char *function, void *ptr,
+                                          size_t index, unsigned hooks)
+{
+	int error = thread_free_slow(pool, ptr, index, hooks);
+	if (error)
+		return free_refused(pool, function, ptr, error);
+	return TRACE_SRC_POOL;
+}
+
+/*
+ * pool_free of ptr, for the public function named; returns what it did
+ * (enum trace_src).  Misuse is reported before it returns.
+ */
+POOL_INLINE int free_in(struct pool *pool, const char *function, void *ptr,
+                        int mode, unsigned hooks)
 {
 	size_t index = region_slot(pool, ptr);
+	int error;
 
-	if (likely(index < pool->block_count)) {
-		if (mode == POOL_PER_THREAD) {
-			thread_free(pool, ptr, index, hooks);
-			return;
-		}
-		int error = block_free(pool, ptr, index, mode, hooks);
-		if (unlikely(error))
-			pool_report(pool, "pool_free", ptr, error);
-		return;
+	if (unlikely(index >= pool->block_count))
+		return free_outside(pool, function, ptr);
+	if (mode == POOL_PER_THREAD) {
+		error = thread_push(pool, ptr, index, hooks);
+		if (unlikely(error < 0))
+			return per_thread_free_rest(pool, function, ptr, index,
+			                            hooks);
+	} else {
+		if (mode == POOL_LOCKED)
+			pthread_mutex_lock(&pool->lock);
+		error = shared_free(pool, ptr, index, hooks);
+		if (mode == POOL_LOCKED)
+			pthread_mutex_unlock(&pool->lock);
 	}
-	free_outside(pool, ptr);
+	if (unlikely(error))
+		return free_refused(pool, function, ptr, error);
+	return TRACE_SRC_POOL;
 }
 
-#define NOINLINE __attribute__((noinline))
+/* ------------------------------------------------------------ instances */
 
-static NOINLINE void per_thread_free(struct pool *pool, void *ptr)
-{
-	free_in(pool, ptr, POOL_PER_THREAD, 0);
-}
-
-static NOINLINE void *locked_malloc(struct pool *pool, size_t size)
+/* Apart, so that neither tests zero at run time. */
+static POOL_NOINLINE void *locked_malloc(struct pool *pool, size_t size)
 {
 	return alloc_in(pool, size, false, POOL_LOCKED, 0);
 }
 
-static NOINLINE void *locked_calloc(struct pool *pool, size_t size)
+static POOL_NOINLINE void *locked_calloc(struct pool *pool, size_t size)
 {
 	return alloc_in(pool, size, true, POOL_LOCKED, 0);
 }
 
-static NOINLINE void locked_free(struct pool *pool, void *ptr)
+static POOL_NOINLINE int locked_free(struct pool *pool, const char *function,
+                                     void *ptr)
 {
-	free_in(pool, ptr, POOL_LOCKED, 0);
+	return free_in(pool, function, ptr, POOL_LOCKED, 0);
 }
 
-/* ------------------------------------------------------------ others */
-
-/* Every mode with hooks. */
-
-static NOINLINE void *hooked_alloc_untraced(struct pool *pool, size_t size,
-                                            bool zero)
+/* Every mode with hooks; op is the trace record to write, or UNTRACED. */
+static POOL_NOINLINE void *hooked_alloc(struct pool *pool, size_t size,
+                                        bool zero, enum trace_op op)
 {
 	unsigned hooks = pool->hooks;
+	void *ptr;
+
 	switch (pool->mode) {
 	case POOL_SINGLE:
-		return alloc_in(pool, size, zero, POOL_SINGLE, hooks);
-	case POOL_LOCKED:
-		return alloc_in(pool, size, zero, POOL_LOCKED, hooks);
-	default:
-		return alloc_in(pool, size, zero, POOL_PER_THREAD, hooks);
-	}
-}
-
-static NOINLINE void hooked_free_untraced(struct pool *pool, void *ptr)
-{
-	unsigned hooks = pool->hooks;
-	switch (pool->mode) {
-	case POOL_SINGLE:
-		free_in(pool, ptr, POOL_SINGLE, hooks);
+		ptr = alloc_in(pool, size, zero, POOL_SINGLE, hooks);
 		break;
 	case POOL_LOCKED:
-		free_in(pool, ptr, POOL_LOCKED, hooks);
+		ptr = alloc_in(pool, size, zero, POOL_LOCKED, hooks);
 		break;
 	default:
-		free_in(pool, ptr, POOL_PER_THREAD, hooks);
+		ptr = alloc_in(pool, size, zero, POOL_PER_THREAD, hooks);
 		break;
 	}
-}
-
-/* Who served a pointer, for the trace. */
-static const char *trace_source(const struct pool *pool, const void *ptr)
-{
-	if (ptr == NULL)
-		return "none";
-	return region_contains(pool, ptr) ? "pool" : "fallback";
-}
-
-static NOINLINE void *hooked_alloc(struct pool *pool, size_t size, bool zero)
-{
-	void *ptr = hooked_alloc_untraced(pool, size, zero);
-	if (pool->hooks & HOOK_TRACE) {
-		int saved = errno;
-		trace_write(
-		    pool, "%s pool=%llu thread=%ld size=%zu ptr=%p src=%s",
-		    zero ? "calloc" : "malloc", (unsigned long long)pool->id,
-		    (long)gettid(), size, ptr, trace_source(pool, ptr));
-		errno = saved;
-	}
+	if (op != UNTRACED && (hooks & HOOK_TRACE))
+		trace_record(pool, op, "size=%zu ptr=0x%" PRIxPTR " src=%s",
+		             size, (uintptr_t)ptr,
+		             trace_src_name(source_of(pool, ptr)));
 	return ptr;
 }
 
-static NOINLINE void hooked_free(struct pool *pool, void *ptr)
+static POOL_NOINLINE int hooked_free(struct pool *pool, const char *function,
+                                     void *ptr, enum trace_op op)
 {
-	if (pool->hooks & HOOK_TRACE) {
-		const char *source = trace_source(pool, ptr);
-		if (ptr != NULL && region_contains(pool, ptr))
-			source = !region_is_block_start(pool, ptr) ? "invalid"
-			         : !pool_block_is_live(
-			               pool, region_index_of(pool, ptr))
-			             ? "double"
-			             : "pool";
-		trace_write(pool, "free pool=%llu thread=%ld ptr=%p src=%s",
-		            (unsigned long long)pool->id, (long)gettid(), ptr,
-		            source);
+	unsigned hooks = pool->hooks;
+	int done;
+
+	switch (pool->mode) {
+	case POOL_SINGLE:
+		done = free_in(pool, function, ptr, POOL_SINGLE, hooks);
+		break;
+	case POOL_LOCKED:
+		done = free_in(pool, function, ptr, POOL_LOCKED, hooks);
+		break;
+	default:
+		done = free_in(pool, function, ptr, POOL_PER_THREAD, hooks);
+		break;
 	}
-	hooked_free_untraced(pool, ptr);
+	if (op != UNTRACED && (hooks & HOOK_TRACE))
+		trace_record(pool, op, "ptr=0x%" PRIxPTR " src=%s",
+		             (uintptr_t)ptr, trace_src_name((unsigned)done));
+	return done;
 }
 
-/* The public allocation and free, without a trace line: for the calls that
- * are made of them and log themselves (pool_realloc, pool_strdup). */
-static void *alloc_untraced(struct pool *pool, size_t size)
+/* ------------------------------------------------------------ dispatch */
+
+/* The one dispatch of every allocation; op as for hooked_alloc(). */
+POOL_INLINE void *alloc_dispatch(struct pool *pool, size_t size, bool zero,
+                                 enum trace_op op)
 {
-	if (pool->dispatch == DISPATCH_SINGLE)
-		return alloc_in(pool, size, false, POOL_SINGLE, 0);
+	if (likely(pool->dispatch == DISPATCH_SINGLE))
+		return alloc_in(pool, size, zero, POOL_SINGLE, 0);
 	if (pool->dispatch == DISPATCH_PER_THREAD)
-		return alloc_in(pool, size, false, POOL_PER_THREAD, 0);
+		return alloc_in(pool, size, zero, POOL_PER_THREAD, 0);
 	if (pool->dispatch == DISPATCH_LOCKED)
-		return locked_malloc(pool, size);
-	return hooked_alloc_untraced(pool, size, false);
+		return zero ? locked_calloc(pool, size) : locked_malloc(pool, size);
+	return hooked_alloc(pool, size, zero, op);
 }
 
-static void free_untraced(struct pool *pool, void *ptr)
+/* The one dispatch of every free; returns what it did (enum trace_src). */
+POOL_INLINE int free_dispatch(struct pool *pool, const char *function,
+                              void *ptr, enum trace_op op)
 {
-	if (pool->dispatch == DISPATCH_SINGLE)
-		free_in(pool, ptr, POOL_SINGLE, 0);
-	else if (pool->dispatch == DISPATCH_PER_THREAD)
-		per_thread_free(pool, ptr);
-	else
-		hooked_free_untraced(pool, ptr);
+	if (likely(pool->dispatch == DISPATCH_SINGLE))
+		return free_in(pool, function, ptr, POOL_SINGLE, 0);
+	if (pool->dispatch == DISPATCH_PER_THREAD)
+		return free_in(pool, function, ptr, POOL_PER_THREAD, 0);
+	if (pool->dispatch == DISPATCH_LOCKED)
+		return locked_free(pool, function, ptr);
+	return hooked_free(pool, function, ptr, op);
+}
+
+/* ------------------------------------------------------------ realloc */
+
+/* A live block of the pool moves out or changes size; NULL with errno
+ * ENOMEM when the new size needs a fallback allocation that fails. */
+static void *realloc_block(struct pool *pool, void *ptr, size_t size)
+{
+	if (size <= pool->block_size) {
+		hooks_block_resize(pool, ptr, size);
+		return ptr;
+	}
+	void *moved = fallback_alloc(pool, size, false);
+	if (moved != NULL) {
+		/* The caller's size is not kept: copy the whole block. */
+		hooks_block_expose(pool, ptr);
+		memcpy(moved, ptr, pool->block_size);
+		free_dispatch(pool, "pool_realloc", ptr, UNTRACED);
+	}
+	return moved;
+}
+
+/* A fallback allocation changes size: into the pool when it now fits a
+ * block, else realloc(). */
+static void *realloc_outside(struct pool *pool, void *ptr, size_t size)
+{
+	void *moved;
+
+	if (size > pool->block_size) {
+		moved = realloc(ptr, size);
+		if (moved == NULL)
+			errno = ENOMEM;
+		return moved;
+	}
+	moved = alloc_dispatch(pool, size, false, UNTRACED);
+	if (moved != NULL) {
+		size_t old = malloc_usable_size(ptr);
+		memcpy(moved, ptr, old < size ? old : size);
+		fallback_free(pool, ptr);
+	}
+	return moved;
+}
+
+/*
+ * pool_realloc() of a non-NULL ptr to a non-zero size.  *refused is set
+ * to the trace's word for a misuse of ptr, which is then reported and
+ * left alone.
+ */
+static void *realloc_in(struct pool *pool, void *ptr, size_t size,
+                        enum trace_src *refused)
+{
+	if (!region_contains(pool, ptr))
+		return realloc_outside(pool, ptr, size);
+	int error = 0;
+	if (!region_is_block_start(pool, ptr))
+		error = POOL_ERROR_INVALID_POINTER;
+	else if (!block_is_live(pool, region_index_of(pool, ptr)))
+		error = POOL_ERROR_DOUBLE_FREE;
+	if (error == 0)
+		return realloc_block(pool, ptr, size);
+	*refused = free_refused(pool, "pool_realloc", ptr, error);
+	return NULL;
 }
 
 /* ------------------------------------------------------------ public API */
@@ -392,12 +411,12 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 		return NULL;
 	}
 	memset(pool, 0, sizeof *pool);
-	pool->block_shift = shift;
+	pool->block_shift = (uint8_t)shift;
 	pool->block_size = (size_t)1 << shift;
 	pool->block_count = block_count;
 	pool->flags = flags;
-	pool->mode = mode;
-	pool->span_shift = span_shift_for(block_count);
+	pool->mode = (uint8_t)mode;
+	pool->span_shift = (uint8_t)span_shift_for(block_count);
 	pool->secret = make_secret(pool);
 
 	int error = 0;
@@ -422,6 +441,11 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 	pool->id =
 	    atomic_fetch_add_explicit(&next_pool_id, 1, memory_order_relaxed);
 	debug_configure(pool);
+	if (pool->hooks & HOOK_TRACE)
+		trace_record(pool, TRACE_OP_INIT,
+		             "block_size=%zu block_count=%zu flags=0x%x",
+		             pool->block_size, pool->block_count,
+		             (unsigned)pool->flags);
 	pool->dispatch = pool->hooks           ? DISPATCH_HOOKED
 	                 : mode == POOL_SINGLE ? DISPATCH_SINGLE
 	                 : mode == POOL_LOCKED ? DISPATCH_LOCKED
@@ -433,7 +457,22 @@ POOL_API void pool_destroy(pool_t *pool)
 {
 	if (pool == NULL)
 		return;
-	debug_release(pool);
+	if (pool->hooks & HOOK_TRACE) {
+		trace_record(pool, TRACE_OP_DESTROY, "%s", "");
+		trace_flush();
+	}
+	/* Blocks still handed out die with the pool: say so, or memcheck
+	 * would call them leaks. */
+	if (pool->hooks & HOOK_VALGRIND) {
+		size_t limit = pool->mode == POOL_PER_THREAD
+		                   ? pool->block_count
+		                   : pool->shared.bump;
+		for (size_t i = 0; i < limit; i++)
+			if (block_is_live(pool, i))
+				debug_block_dies(pool, region_block(pool, i));
+	}
+	if (pool->mode != POOL_PER_THREAD)
+		shared_check(pool);
 	fork_unregister(pool);
 	if (pool->mode == POOL_PER_THREAD)
 		thread_pool_destroy(pool);
@@ -445,13 +484,7 @@ POOL_API void pool_destroy(pool_t *pool)
 
 POOL_API void *pool_malloc(pool_t *pool, size_t size)
 {
-	if (likely(pool->dispatch == DISPATCH_SINGLE))
-		return alloc_in(pool, size, false, POOL_SINGLE, 0);
-	if (pool->dispatch == DISPATCH_PER_THREAD)
-		return alloc_in(pool, size, false, POOL_PER_THREAD, 0);
-	if (pool->dispatch == DISPATCH_LOCKED)
-		return locked_malloc(pool, size);
-	return hooked_alloc(pool, size, false);
+	return alloc_dispatch(pool, size, false, TRACE_OP_MALLOC);
 }
 
 POOL_API void *pool_calloc(pool_t *pool, size_t nmemb, size_t size)
@@ -462,85 +495,37 @@ POOL_API void *pool_calloc(pool_t *pool, size_t nmemb, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (likely(pool->dispatch == DISPATCH_SINGLE))
-		return alloc_in(pool, total, true, POOL_SINGLE, 0);
-	if (pool->dispatch == DISPATCH_PER_THREAD)
-		return alloc_in(pool, total, true, POOL_PER_THREAD, 0);
-	if (pool->dispatch == DISPATCH_LOCKED)
-		return locked_calloc(pool, total);
-	return hooked_alloc(pool, total, true);
+	return alloc_dispatch(pool, total, true, TRACE_OP_CALLOC);
 }
 
 POOL_API void pool_free(pool_t *pool, void *ptr)
 {
-	if (likely(pool->dispatch == DISPATCH_SINGLE))
-		free_in(pool, ptr, POOL_SINGLE, 0);
-	else if (pool->dispatch == DISPATCH_PER_THREAD)
-		free_in(pool, ptr, POOL_PER_THREAD, 0);
-	else if (pool->dispatch == DISPATCH_LOCKED)
-		locked_free(pool, ptr);
-	else
-		hooked_free(pool, ptr);
+	free_dispatch(pool, "pool_free", ptr, TRACE_OP_FREE);
 }
 
 POOL_API void *pool_realloc(pool_t *pool, void *ptr, size_t size)
 {
-	void *moved;
+	enum trace_src refused = TRACE_SRC_NONE;
+	uintptr_t old = (uintptr_t)ptr; /* for the trace, once ptr is gone */
+	void *moved = NULL;
 
-	if (ptr == NULL)
-		return pool_malloc(pool, size);
-
-	if (size == 0) {
-		free_untraced(pool, ptr);
-		moved = NULL;
-	} else if (region_contains(pool, ptr)) {
-		if (!check_block_start(pool, "pool_realloc", ptr))
-			return NULL;
-		if (!pool_block_is_live(pool, region_index_of(pool, ptr))) {
-			pool_report(pool, "pool_realloc", ptr,
-			            POOL_ERROR_DOUBLE_FREE);
-			return NULL;
-		}
-		if (size <= pool->block_size) {
-#ifdef SHIFTPOOL_ASAN
-			ASAN_POISON_MEMORY_REGION(ptr, pool->block_size);
-			ASAN_UNPOISON_MEMORY_REGION(ptr, size);
-#endif
-			moved = ptr;
-		} else {
-			moved = fallback_alloc(pool, size, false);
-			if (moved != NULL) {
-#ifdef SHIFTPOOL_ASAN
-				/* The caller's size is not kept: copy the
-				 * whole block, past its poisoned tail. */
-				ASAN_UNPOISON_MEMORY_REGION(ptr,
-				                            pool->block_size);
-#endif
-				memcpy(moved, ptr, pool->block_size);
-				free_untraced(pool, ptr);
-			}
-		}
-	} else if (size <= pool->block_size) {
-		/* A fallback allocation moves into the pool when the new
-		 * size fits a block. */
-		moved = alloc_untraced(pool, size);
-		if (moved != NULL) {
-			size_t old = malloc_usable_size(ptr);
-			memcpy(moved, ptr, old < size ? old : size);
-			fallback_free(pool, ptr);
-		}
+	if (ptr == NULL) {
+		moved = alloc_dispatch(pool, size, false, UNTRACED);
+	} else if (size == 0) {
+		int done = free_dispatch(pool, "pool_realloc", ptr, UNTRACED);
+		if (done != TRACE_SRC_POOL && done != TRACE_SRC_FALLBACK)
+			refused = (enum trace_src)done;
 	} else {
-		moved = realloc(ptr, size);
-		if (moved == NULL)
-			errno = ENOMEM;
+		moved = realloc_in(pool, ptr, size, &refused);
 	}
 	if (pool->hooks & HOOK_TRACE)
-		trace_write(
-		    pool,
-		    "realloc pool=%llu thread=%ld old=%p size=%zu ptr=%p "
-		    "src=%s",
-		    (unsigned long long)pool->id, (long)gettid(), ptr, size,
-		    moved, trace_source(pool, moved));
+		trace_record(pool, TRACE_OP_REALLOC,
+		             "old=0x%" PRIxPTR " size=%zu ptr=0x%" PRIxPTR
+		             " src=%s",
+		             old, size, (uintptr_t)moved,
+		             trace_src_name(refused != TRACE_SRC_NONE
+		                                ? refused
+		                                : source_of(pool, moved)));
 	return moved;
 }
 
@@ -551,47 +536,15 @@ POOL_API char *pool_strdup(pool_t *pool, const char *s)
 		return NULL;
 	}
 	size_t len = strlen(s) + 1;
-	char *copy = alloc_untraced(pool, len);
+	char *copy = alloc_dispatch(pool, len, false, UNTRACED);
 	if (copy != NULL)
 		memcpy(copy, s, len);
 	if (pool->hooks & HOOK_TRACE)
-		trace_write(
-		    pool, "strdup pool=%llu thread=%ld size=%zu ptr=%p src=%s",
-		    (unsigned long long)pool->id, (long)gettid(), len, copy,
-		    trace_source(pool, copy));
+		trace_record(pool, TRACE_OP_STRDUP,
+		             "size=%zu ptr=0x%" PRIxPTR " src=%s", len,
+		             (uintptr_t)copy,
+		             trace_src_name(source_of(pool, copy)));
 	return copy;
-}
-
-POOL_API int pool_stats(const pool_t *pool, pool_stats_t *out)
-{
-	if (pool == NULL || out == NULL) {
-		errno = EINVAL;
-		return -1;
-	}
-	struct pool *p = (struct pool *)pool;
-	memset(out, 0, sizeof *out);
-	out->block_size = p->block_size;
-	out->block_count = p->block_count;
-	out->flags = p->flags;
-	if (p->mode == POOL_PER_THREAD) {
-		thread_stats(p, out);
-		return 0;
-	}
-	if (p->mode == POOL_LOCKED)
-		pthread_mutex_lock(&p->lock);
-	out->allocs = p->shared.allocs;
-	out->frees = p->shared.frees;
-	out->in_use = (size_t)(p->shared.allocs - p->shared.frees);
-	/* The free list is used before the bump, so in_use reaches a new
-	 * high only when it equals bump: the peak is exactly bump. */
-	out->peak_in_use = p->shared.bump;
-	if (p->mode == POOL_LOCKED)
-		pthread_mutex_unlock(&p->lock);
-	out->fallback_allocs =
-	    atomic_load_explicit(&p->fallback_allocs, memory_order_relaxed);
-	out->fallback_frees =
-	    atomic_load_explicit(&p->fallback_frees, memory_order_relaxed);
-	return 0;
 }
 
 POOL_API size_t pool_block_size(const pool_t *pool)

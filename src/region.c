@@ -106,13 +106,9 @@ int region_reserve(struct pool *pool)
 
 void region_release(struct pool *pool)
 {
-#ifdef SHIFTPOOL_ASAN
-	/* ASan's shadow outlives the mapping: a later mapping at the same
-	 * address must not inherit our poison. */
-	if (pool->mapping)
-		ASAN_UNPOISON_MEMORY_REGION(pool->mapping, pool->mapping_size);
-#endif
-	if (pool->mapping)
+	if (pool->mapping) {
+		hooks_mapping_forget(pool->mapping, pool->mapping_size);
 		munmap(pool->mapping, pool->mapping_size);
+	}
 	pool->mapping = NULL;
 }

@@ -5,6 +5,7 @@
  */
 #include "internal.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -44,16 +45,33 @@ static void default_handler(const pool_t *pool, const char *function,
 
 /* ------------------------------------------------------------ internal API */
 
-void pool_report(const struct pool *pool, const char *function, const void *ptr,
-                 enum pool_error error)
+void report_misuse(const struct pool *pool, const char *function,
+                   const void *ptr, enum pool_error error)
 {
 	struct handler *h =
 	    atomic_load_explicit(&current_handler, memory_order_acquire);
-	debug_before_report();
+	/* The handler may abort: what the trace holds must reach the file
+	 * first. */
+	trace_flush();
 	if (h && h->fn)
 		h->fn(pool, function, ptr, error, h->arg);
 	else
 		default_handler(pool, function, ptr, error, NULL);
+}
+
+void report_detected(const struct pool *pool, const char *function,
+                     const void *ptr, enum pool_error error)
+{
+	if (pool->hooks & HOOK_TRACE)
+		trace_record(pool, TRACE_OP_REPORT,
+		             "error=%s function=%s ptr=0x%" PRIxPTR,
+		             trace_error_name(error), function, (uintptr_t)ptr);
+	report_misuse(pool, function, ptr, error);
+}
+
+void report_corrupted(struct pool *pool, const void *link)
+{
+	report_detected(pool, "pool_malloc", link, POOL_ERROR_CORRUPTED);
 }
 
 /* ------------------------------------------------------------ public API */

@@ -1,6 +1,7 @@
 /*
- * The shared free list of POOL_SINGLE and POOL_LOCKED modes (the caller
- * holds the lock in POOL_LOCKED mode).  Inline: these are the fast paths.
+ * POOL_SINGLE and POOL_LOCKED: one free list for the whole pool (the
+ * caller holds the lock in POOL_LOCKED mode).  The fast paths are inline
+ * here; everything else is in shared.c.
  *
  * Free blocks are linked through their first word.  Blocks past `bump`
  * have never been handed out, so pool_init() builds no list (O(1), touches
@@ -19,7 +20,7 @@
  * Takes the head of the free list: the fast path.  Returns NULL when the
  * list is empty or its head is not to be trusted (its link names no block
  * start of the region, or it is marked handed out); then nothing changed,
- * and shared_alloc_rest() tells which and reports.  Keeping the report
+ * and shared_alloc_slow() tells which and reports.  Keeping the report
  * out of here leaves the fast path no call to make but tail calls.
  */
 POOL_INLINE void *shared_pop(struct pool *pool, unsigned hooks)
@@ -42,22 +43,6 @@ POOL_INLINE void *shared_pop(struct pool *pool, unsigned hooks)
 	return block;
 }
 
-/* After shared_pop() found nothing: reports and drops a corrupted list,
- * then takes a never-used block (*fresh).  NULL when none is left. */
-POOL_COLD void *shared_alloc_rest(struct pool *pool, bool *fresh,
-                                  unsigned hooks);
-
-/* A block, or NULL when the pool has none left; *fresh: never used. */
-POOL_INLINE void *shared_alloc(struct pool *pool, bool *fresh, unsigned hooks)
-{
-	void *block = shared_pop(pool, hooks);
-	if (likely(block != NULL)) {
-		*fresh = false;
-		return block;
-	}
-	return shared_alloc_rest(pool, fresh, hooks);
-}
-
 /* Frees the block of that index.  Returns 0, or the pool_error found;
  * nothing is changed on error. */
 POOL_INLINE int shared_free(struct pool *pool, void *block, size_t index,
@@ -75,5 +60,23 @@ POOL_INLINE int shared_free(struct pool *pool, void *block, size_t index,
 	list->frees++;
 	return 0;
 }
+
+/* ------------------------------------------------------------ shared.c */
+
+/*
+ * pool_malloc/pool_calloc when shared_pop() found nothing: takes the lock
+ * in POOL_LOCKED mode, then the head of the list or a never-used block
+ * (*fresh).  A corrupted list is dropped (its blocks are lost, never handed
+ * out twice) and reported once the lock is released.  NULL when the pool
+ * has no block left.
+ */
+POOL_COLD void *shared_alloc_slow(struct pool *pool, bool *fresh,
+                                  unsigned hooks);
+/* Whether the block of that index is handed out now. */
+bool shared_block_is_live(struct pool *pool, size_t index);
+/* The counters of pool_stats(); exact. */
+void shared_stats(struct pool *pool, pool_stats_t *out);
+/* Checks the list's invariant (internal.h) under --enable-debug. */
+void shared_check(struct pool *pool);
 
 #endif /* SHIFTPOOL_SHARED_H */

@@ -1,13 +1,15 @@
 /*
- * Counters for people and machines.  pool_stats() itself, which knows each
- * mode's bookkeeping, is in pool.c.
+ * Counters for people and machines: pool_stats() gathers each mode's
+ * (shared.c, thread.c), pool_stats_print() formats them.
  *
  * SPDX-License-Identifier: MIT
  */
-#include "internal.h"
+#include "shared.h"
+#include "thread.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <string.h>
 
 /* ------------------------------------------------------------ helpers */
 
@@ -24,6 +26,26 @@ static const char *mode_name(int flags)
 }
 
 /* ------------------------------------------------------------ public API */
+
+POOL_API int pool_stats(const pool_t *pool, pool_stats_t *out)
+{
+	if (pool == NULL || out == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* The counters change under the caller's feet in the thread-safe
+	 * modes: reading them is not a write to the pool. */
+	struct pool *p = (struct pool *)pool;
+	memset(out, 0, sizeof *out);
+	out->block_size = p->block_size;
+	out->block_count = p->block_count;
+	out->flags = p->flags;
+	if (p->mode == POOL_PER_THREAD)
+		thread_stats(p, out);
+	else
+		shared_stats(p, out);
+	return 0;
+}
 
 POOL_API int pool_stats_print(const pool_t *pool, FILE *stream, int format)
 {

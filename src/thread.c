@@ -65,7 +65,6 @@
  * SPDX-License-Identifier: MIT
  */
 #include "thread.h"
-#include "hooks.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -79,12 +78,48 @@ __thread struct thread_hint thread_hint
 static __thread struct thread_cache *thread_caches
     __attribute__((tls_model("initial-exec")));
 
-/* Guards every pool's cache list and the caches' pool pointers, so thread
- * exit and pool_destroy() can meet safely. */
+/* Guards every pool's cache list, the caches' pool pointers and the
+ * pools' retired counters, so thread exit, pool_stats() and
+ * pool_destroy() can meet safely. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static int exit_key_error;
+
+/* ------------------------------------------------------------ invariants */
+
+#ifdef SHIFTPOOL_ASSERTIONS
+/* The span invariant of internal.h, for a span the caller holds: every
+ * block below bump is on the local list, handed out or parked, exactly
+ * once.  Blocks on the remote list are still handed out by their state. */
+static void span_check(struct pool *pool, struct span *span)
+{
+	size_t first = span_first_block(pool, span);
+	uint32_t bump = atomic_load_explicit(&span->bump, memory_order_relaxed);
+	size_t listed = 0, out = 0;
+
+	for (void *block = span->local_free; block != NULL;
+	     block = link_load(pool, block, pool->hooks)) {
+		size_t index = region_slot(pool, block);
+		/* A list a use after free damaged is reported when met. */
+		if (index - first >= bump || listed >= bump ||
+		    !link_is_valid(pool, link_load(pool, block, pool->hooks)))
+			return;
+		uint32_t state = atomic_load_explicit(
+		    &pool->block_state[index], memory_order_relaxed);
+		assert(!(state & (STATE_OUT | STATE_PARKED)));
+		listed++;
+	}
+	for (size_t i = first; i < first + bump; i++)
+		out += (atomic_load_explicit(&pool->block_state[i],
+		                             memory_order_relaxed) &
+		        (STATE_OUT | STATE_PARKED)) != 0;
+	assert(listed + out == bump);
+	assert(bump <= span->capacity);
+}
+#else
+#define span_check(pool, span) ((void)0)
+#endif
 
 /* ------------------------------------------------------------ spans */
 
@@ -160,7 +195,7 @@ static size_t span_drain(struct pool *pool, struct span *span)
 	while (link != 0) {
 		uint32_t offset = link - 1;
 		if (offset >= span->capacity) {
-			pool_report_corrupted(pool, region_block(pool, first));
+			report_corrupted(pool, region_block(pool, first));
 			break;
 		}
 		size_t index = first + offset;
@@ -170,7 +205,7 @@ static size_t span_drain(struct pool *pool, struct span *span)
 		if (claim == 0) {
 			/* Not claimed: the link was overwritten, or we came
 			 * round a loop.  Stop; never follow it. */
-			pool_report_corrupted(pool, block);
+			report_corrupted(pool, block);
 			break;
 		}
 		link = remote_link_load(pool, block, hooks);
@@ -193,10 +228,11 @@ static size_t span_drain(struct pool *pool, struct span *span)
 			/* The owner freed this block while another thread
 			 * freed it too; the owner's free stands, and the
 			 * remote one, counted when it was made, is undone. */
-			atomic_fetch_sub_explicit(&pool->retired.frees, 1,
-			                          memory_order_relaxed);
-			pool_report(pool, "pool_free", block,
-			            POOL_ERROR_DOUBLE_FREE);
+			atomic_fetch_sub_explicit(
+			    &pool->retired.counters[COUNT_FREES], 1,
+			    memory_order_relaxed);
+			report_detected(pool, "pool_free", block,
+			                POOL_ERROR_DOUBLE_FREE);
 		}
 		atomic_store_explicit(&pool->claims[index], 0,
 		                      memory_order_relaxed);
@@ -218,6 +254,7 @@ static bool span_has_free(const struct span *span)
  */
 static void span_release(struct pool *pool, struct span *span)
 {
+	span_check(pool, span);
 	if (!span_has_free(span)) {
 		uint64_t expected = 0;
 		/* Release: whoever later publishes and acquires the span sees
@@ -236,19 +273,82 @@ static void span_adopt(struct pool *pool, struct thread_cache *tc,
 {
 	tc->active = span;
 	span_drain(pool, span);
+	span_check(pool, span);
+}
+
+/*
+ * Takes a block from a span the caller owns: the local list first (LIFO,
+ * so the block is likely still in cache), then the never-used tail
+ * (*fresh).  Returns NULL when the span has neither, or when its list is
+ * found corrupted: that is reported, and the list dropped.  A block still
+ * claimed by a remote free of its last life (a double free raced with our
+ * own free) is parked instead: taken off the list, left for the drain to
+ * reconcile.
+ */
+static void *span_pop(struct pool *pool, struct span *span, bool *fresh,
+                      unsigned hooks)
+{
+	void *block;
+	size_t index;
+
+	for (;;) {
+		block = span_pop_local(pool, span, hooks);
+		if (likely(block != NULL)) {
+			*fresh = false;
+			return block;
+		}
+		block = span->local_free;
+		*fresh = block == NULL;
+		if (block != NULL) {
+			/* span_pop_local() refused the head: say why. */
+			void *next = link_load(pool, block, hooks);
+			if (!link_is_valid(pool, next))
+				break;
+			span->local_free = next;
+			index = region_index_of(pool, block);
+		} else {
+			uint32_t bump = atomic_load_explicit(
+			    &span->bump, memory_order_relaxed);
+			if (bump >= span->capacity)
+				return NULL;
+			atomic_store_explicit(&span->bump, bump + 1,
+			                      memory_order_relaxed);
+			index = span_first_block(pool, span) + bump;
+			block = region_block(pool, index);
+		}
+		/* Only this thread writes the state of its span's blocks;
+		 * other threads read it (relaxed) when they free one. */
+		uint32_t state = atomic_load_explicit(
+		    &pool->block_state[index], memory_order_relaxed);
+		if (state & STATE_OUT)
+			break;
+		if (atomic_load_explicit(&pool->claims[index],
+		                         memory_order_relaxed) == 0) {
+			atomic_store_explicit(&pool->block_state[index],
+			                      state | STATE_OUT,
+			                      memory_order_relaxed);
+			return block;
+		}
+		atomic_store_explicit(&pool->block_state[index],
+		                      state | STATE_PARKED,
+		                      memory_order_relaxed);
+	}
+	/* The list is corrupted: drop it (its blocks are lost, never handed
+	 * out twice) and say so. */
+	span->local_free = NULL;
+	report_corrupted(pool, block);
+	return NULL;
 }
 
 /* ------------------------------------------------------------ caches */
 
 static void cache_fold_counters(struct pool *pool, struct thread_cache *tc)
 {
-	static const size_t n = sizeof tc->counters / sizeof(_Atomic uint64_t);
-	_Atomic uint64_t *from = &tc->counters.allocs;
-	_Atomic uint64_t *to = &pool->retired.allocs;
-	for (size_t i = 0; i < n; i++)
+	for (int i = 0; i < COUNT_KINDS; i++)
 		atomic_fetch_add_explicit(
-		    &to[i],
-		    atomic_load_explicit(&from[i], memory_order_relaxed),
+		    &pool->retired.counters[i],
+		    atomic_load_explicit(&tc->counts.counters[i],
+		                         memory_order_relaxed),
 		    memory_order_relaxed);
 }
 
@@ -309,7 +409,9 @@ static void prune_orphans(void)
 	}
 }
 
-struct thread_cache *thread_cache_lookup(struct pool *pool)
+/* This thread's cache for the pool, created on first use; NULL when it
+ * cannot be made (the caller falls back). */
+static struct thread_cache *cache_lookup(struct pool *pool)
 {
 	for (struct thread_cache *tc = thread_caches; tc;
 	     tc = tc->thread_next) {
@@ -346,37 +448,30 @@ struct thread_cache *thread_cache_lookup(struct pool *pool)
 	return tc;
 }
 
-/* ------------------------------------------------------------ slow paths */
-
-/* span_pop() for the slow paths: reports what the fast path left. */
-static void *span_take(struct pool *pool, struct span *span, bool *fresh,
-                       unsigned hooks)
+static struct thread_cache *cache_get(struct pool *pool)
 {
-	void *block = span_pop(pool, span, fresh, hooks);
-	if (block == NULL && span->corrupt != NULL) {
-		pool_report_corrupted(pool, span->corrupt);
-		span->corrupt = NULL;
-	}
-	return block;
+	if (likely(thread_hint.pool_id == pool->id))
+		return thread_hint.cache;
+	return cache_lookup(pool);
 }
 
-void *thread_alloc_slow(struct pool *pool, size_t size, bool zero,
-                        unsigned hooks)
+/* ------------------------------------------------------------ slow paths */
+
+void *thread_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 {
-	struct thread_cache *tc = thread_cache_get(pool);
+	struct thread_cache *tc = cache_get(pool);
 	struct span *span;
 	void *block = NULL;
-	bool fresh = false;
 
 	if (tc == NULL)
-		return fallback_alloc(pool, size, zero);
+		return NULL;
 	span = tc->active;
 	if (span != NULL) {
 		/* The span itself (the fast path may have missed only the
 		 * hint), then what other threads gave back to it. */
-		block = span_take(pool, span, &fresh, hooks);
+		block = span_pop(pool, span, fresh, hooks);
 		if (block == NULL && span_drain(pool, span) > 0)
-			block = span_take(pool, span, &fresh, hooks);
+			block = span_pop(pool, span, fresh, hooks);
 		if (block == NULL) {
 			tc->active = NULL;
 			span_release(pool, span);
@@ -393,16 +488,15 @@ void *thread_alloc_slow(struct pool *pool, size_t size, bool zero,
 		if (span == NULL)
 			break;
 		span_adopt(pool, tc, span);
-		block = span_take(pool, span, &fresh, hooks);
+		block = span_pop(pool, span, fresh, hooks);
 		if (block == NULL) {
 			tc->active = NULL;
 			span_release(pool, span);
 		}
 	}
-	if (block == NULL)
-		return fallback_alloc(pool, size, zero);
-	counter_add(&tc->counters.allocs, 1);
-	return block_out(pool, block, size, zero, fresh, hooks);
+	if (block != NULL)
+		counter_add(&tc->counts, COUNT_ALLOCS, 1);
+	return block;
 }
 
 /* A remote free: claim the block, then push it on its span's remote list. */
@@ -436,10 +530,10 @@ static int span_free_remote(struct pool *pool, struct thread_cache *tc,
 		available_push(pool, span);
 
 	if (tc != NULL)
-		counter_add(&tc->counters.frees, 1);
+		counter_add(&tc->counts, COUNT_FREES, 1);
 	else
-		atomic_fetch_add_explicit(&pool->retired.frees, 1,
-		                          memory_order_relaxed);
+		atomic_fetch_add_explicit(&pool->retired.counters[COUNT_FREES],
+		                          1, memory_order_relaxed);
 	return 0;
 }
 
@@ -479,35 +573,38 @@ static bool span_take_over(struct pool *pool, struct thread_cache *tc,
 	return true;
 }
 
-void thread_free_slow(struct pool *pool, void *block, unsigned hooks)
+int thread_free_slow(struct pool *pool, void *block, size_t index,
+                     unsigned hooks)
 {
-	size_t index = region_index_of(pool, block);
-	struct span *span = &pool->spans[index >> pool->span_shift];
-	struct thread_cache *tc = thread_cache_get(pool);
-	int error;
+	struct span *span = span_of(pool, index);
+	struct thread_cache *tc = cache_get(pool);
 
 	if (tc != NULL &&
 	    (span == tc->active || span_take_over(pool, tc, span)))
-		error = span_free_local(pool, tc, span, block, index, hooks);
-	else
-		error = span_free_remote(pool, tc, span, block, index, hooks);
-	if (error)
-		pool_report(pool, "pool_free", block, error);
+		return span_free_local(pool, tc, span, block, index, hooks);
+	return span_free_remote(pool, tc, span, block, index, hooks);
 }
 
-/* ------------------------------------------------------------ fork */
+/* ------------------------------------------------------------ internal API */
+
+bool thread_block_is_live(struct pool *pool, size_t index)
+{
+	uint32_t state = atomic_load_explicit(&pool->block_state[index],
+	                                      memory_order_relaxed);
+	return (state & STATE_OUT) &&
+	       atomic_load_explicit(&pool->claims[index],
+	                            memory_order_relaxed) != state;
+}
 
 void thread_fork_prepare(void)
 {
 	pthread_mutex_lock(&registry_lock);
 }
 
-void thread_fork_parent(void)
+void thread_fork_release(void)
 {
 	pthread_mutex_unlock(&registry_lock);
 }
-
-/* ------------------------------------------------------------ pool hooks */
 
 int thread_pool_init(struct pool *pool)
 {
@@ -534,49 +631,46 @@ void thread_pool_destroy(struct pool *pool)
 
 void thread_count_fallback(struct pool *pool, bool is_free)
 {
-	struct thread_cache *tc = thread_cache_get(pool);
+	enum thread_counter which =
+	    is_free ? COUNT_FALLBACK_FREES : COUNT_FALLBACK_ALLOCS;
+	struct thread_cache *tc = cache_get(pool);
 	if (tc != NULL)
-		counter_add(is_free ? &tc->counters.fallback_frees
-		                    : &tc->counters.fallback_allocs,
-		            1);
+		counter_add(&tc->counts, which, 1);
 	else
-		atomic_fetch_add_explicit(is_free
-		                              ? &pool->retired.fallback_frees
-		                              : &pool->retired.fallback_allocs,
-		                          1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&pool->retired.counters[which], 1,
+		                          memory_order_relaxed);
 }
 
-void thread_stats(const struct pool *pool, pool_stats_t *out)
+void thread_stats(struct pool *pool, pool_stats_t *out)
 {
-	struct pool *p = (struct pool *)pool;
-	uint64_t sums[4];
-	_Atomic uint64_t *retired = &p->retired.allocs;
+	uint64_t sums[COUNT_KINDS];
 
-	for (int i = 0; i < 4; i++)
-		sums[i] =
-		    atomic_load_explicit(&retired[i], memory_order_relaxed);
+	/* The retired counters are read under the lock that folds an exiting
+	 * thread's counters into them: read outside it, a thread that exits
+	 * between the two reads would be counted twice, or not at all. */
 	pthread_mutex_lock(&registry_lock);
-	for (struct thread_cache *tc = p->caches; tc; tc = tc->pool_next) {
-		_Atomic uint64_t *c = &tc->counters.allocs;
-		for (int i = 0; i < 4; i++)
-			sums[i] +=
-			    atomic_load_explicit(&c[i], memory_order_relaxed);
-	}
+	for (int i = 0; i < COUNT_KINDS; i++)
+		sums[i] = atomic_load_explicit(&pool->retired.counters[i],
+		                               memory_order_relaxed);
+	for (struct thread_cache *tc = pool->caches; tc; tc = tc->pool_next)
+		for (int i = 0; i < COUNT_KINDS; i++)
+			sums[i] += atomic_load_explicit(&tc->counts.counters[i],
+			                                memory_order_relaxed);
 	pthread_mutex_unlock(&registry_lock);
 
 	/* The blocks ever touched: an upper bound of the true peak, which
 	 * cannot be known without a shared counter on every call. */
 	size_t touched = 0;
 	size_t spans =
-	    atomic_load_explicit(&p->fresh_spans, memory_order_relaxed);
-	for (size_t i = 0; i < spans && i < p->span_count; i++)
-		touched += atomic_load_explicit(&p->spans[i].bump,
+	    atomic_load_explicit(&pool->fresh_spans, memory_order_relaxed);
+	for (size_t i = 0; i < spans && i < pool->span_count; i++)
+		touched += atomic_load_explicit(&pool->spans[i].bump,
 		                                memory_order_relaxed);
 
-	out->allocs = sums[0];
-	out->frees = sums[1];
-	out->fallback_allocs = sums[2];
-	out->fallback_frees = sums[3];
-	out->in_use = (size_t)(sums[0] - sums[1]);
+	out->allocs = sums[COUNT_ALLOCS];
+	out->frees = sums[COUNT_FREES];
+	out->fallback_allocs = sums[COUNT_FALLBACK_ALLOCS];
+	out->fallback_frees = sums[COUNT_FALLBACK_FREES];
+	out->in_use = (size_t)(sums[COUNT_ALLOCS] - sums[COUNT_FREES]);
 	out->peak_in_use = touched;
 }

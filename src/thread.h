@@ -1,6 +1,7 @@
 /*
- * POOL_PER_THREAD: the fast paths, inline.  The design and the slow paths
- * are in thread.c; read its header comment first.
+ * POOL_PER_THREAD: the pieces of the fast paths, inline.  The design, the
+ * slow paths and everything else are in thread.c; read its header comment
+ * first.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -20,45 +21,6 @@ struct thread_hint {
 extern __thread struct thread_hint thread_hint
     __attribute__((tls_model("initial-exec")));
 
-/* ------------------------------------------------------------ slow paths */
-
-POOL_COLD struct thread_cache *thread_cache_lookup(struct pool *pool);
-/* pool_malloc/pool_calloc when the fast path missed: the thread's cache
- * is looked up, then its span, another span, else the fallback.  size fits
- * a block. */
-POOL_COLD void *thread_alloc_slow(struct pool *pool, size_t size, bool zero,
-                                  unsigned hooks);
-/* pool_free when the fast path missed: a lookup, then a local or a remote
- * free; reports misuse. */
-POOL_COLD void thread_free_slow(struct pool *pool, void *block, unsigned hooks);
-
-int thread_pool_init(struct pool *pool);
-void thread_pool_destroy(struct pool *pool);
-void thread_count_fallback(struct pool *pool, bool is_free);
-void thread_stats(const struct pool *pool, pool_stats_t *out);
-/* fork(): take and give back the registry lock (fork.c). */
-void thread_fork_prepare(void);
-void thread_fork_parent(void);
-
-/* ------------------------------------------------------------ helpers */
-
-/* Counters are written by their thread only: a load and a store, not an
- * atomic read-modify-write; relaxed, since pool_stats() only needs each
- * value to be one that was written. */
-POOL_INLINE void counter_add(_Atomic uint64_t *counter, uint64_t n)
-{
-	atomic_store_explicit(
-	    counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
-	    memory_order_relaxed);
-}
-
-POOL_INLINE struct thread_cache *thread_cache_get(struct pool *pool)
-{
-	if (likely(thread_hint.pool_id == pool->id))
-		return thread_hint.cache;
-	return thread_cache_lookup(pool);
-}
-
 /*
  * A block's state word: generation << 2 | STATE_PARKED | STATE_OUT.  The
  * generation grows by one at each free, so a claim made for one allocation
@@ -74,17 +36,35 @@ POOL_INLINE uint32_t state_freed(uint32_t state)
 	return (state & ~(STATE_OUT | STATE_PARKED)) + 4;
 }
 
+/* Counters are written by their thread only: a load and a store, not an
+ * atomic read-modify-write; relaxed, since pool_stats() only needs each
+ * value to be one that was written. */
+POOL_INLINE void counter_add(struct thread_counters *counts,
+                             enum thread_counter which, uint64_t n)
+{
+	_Atomic uint64_t *counter = &counts->counters[which];
+	atomic_store_explicit(
+	    counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
+	    memory_order_relaxed);
+}
+
 POOL_INLINE size_t span_first_block(const struct pool *pool,
                                     const struct span *span)
 {
 	return (size_t)(span - pool->spans) << pool->span_shift;
 }
 
+/* The span a block of the region belongs to. */
+POOL_INLINE struct span *span_of(const struct pool *pool, size_t index)
+{
+	return &pool->spans[index >> pool->span_shift];
+}
+
 /*
- * The fast path of span_pop(): the head of the span's local list, when it
- * can be handed out as it is.  NULL when the list is empty, or its head
- * needs span_pop() (a bad link, a block still claimed by a remote free):
- * then nothing changed.
+ * The fast path of taking a block from a span the caller owns: the head
+ * of the span's local list, when it can be handed out as it is.  NULL when
+ * the list is empty, or its head needs the slow path (a bad link, a block
+ * still claimed by a remote free): then nothing changed.
  */
 POOL_INLINE void *span_pop_local(struct pool *pool, struct span *span,
                                  unsigned hooks)
@@ -105,72 +85,6 @@ POOL_INLINE void *span_pop_local(struct pool *pool, struct span *span,
 	atomic_store_explicit(&pool->block_state[index], state | STATE_OUT,
 	                      memory_order_relaxed);
 	return block;
-}
-
-/*
- * Takes a block from a span the caller owns: the local list first (LIFO,
- * so the block is likely still in cache), then the never-used tail.
- * Returns NULL when the span has neither, or when its list is found
- * corrupted: then span->corrupt names the block, and the slow path reports
- * it.  A block still claimed by a remote free of its last life (a double
- * free raced with our own free) is parked instead: taken off the list,
- * left for the drain to reconcile.
- */
-POOL_INLINE void *span_pop(struct pool *pool, struct span *span, bool *fresh,
-                           unsigned hooks)
-{
-	void *block;
-	size_t index;
-	uint32_t state;
-
-	for (;;) {
-		block = span_pop_local(pool, span, hooks);
-		if (likely(block != NULL)) {
-			*fresh = false;
-			return block;
-		}
-		block = span->local_free;
-		*fresh = block == NULL;
-		if (block != NULL) {
-			/* span_pop_local() refused the head: say why. */
-			void *next = link_load(pool, block, hooks);
-			if (!link_is_valid(pool, next))
-				goto corrupt;
-			span->local_free = next;
-			index = region_index_of(pool, block);
-		} else {
-			uint32_t bump = atomic_load_explicit(
-			    &span->bump, memory_order_relaxed);
-			if (bump >= span->capacity)
-				return NULL;
-			atomic_store_explicit(&span->bump, bump + 1,
-			                      memory_order_relaxed);
-			index = span_first_block(pool, span) + bump;
-			block = region_block(pool, index);
-		}
-		/* Only this thread writes the state of its span's blocks;
-		 * other threads read it (relaxed) when they free one, see
-		 * thread.c. */
-		state = atomic_load_explicit(&pool->block_state[index],
-		                             memory_order_relaxed);
-		if (state & STATE_OUT)
-			goto corrupt;
-		if (atomic_load_explicit(&pool->claims[index],
-		                         memory_order_relaxed) == 0) {
-			atomic_store_explicit(&pool->block_state[index],
-			                      state | STATE_OUT,
-			                      memory_order_relaxed);
-			return block;
-		}
-		atomic_store_explicit(&pool->block_state[index],
-		                      state | STATE_PARKED,
-		                      memory_order_relaxed);
-	}
-
-corrupt:
-	span->local_free = NULL;
-	span->corrupt = block;
-	return NULL;
 }
 
 /*
@@ -195,51 +109,71 @@ POOL_INLINE int span_free_local(struct pool *pool, struct thread_cache *tc,
 	hooks_block_in(pool, block, hooks);
 	link_store(pool, block, span->local_free, hooks);
 	span->local_free = block;
-	counter_add(&tc->counters.frees, 1);
+	counter_add(&tc->counts, COUNT_FREES, 1);
 	return 0;
 }
 
-/* ------------------------------------------------------------ fast paths */
-
 /*
- * pool_malloc (zero false) and pool_calloc (zero true) of size <= block.
- * Everything but the head of the active span's local list is a tail call
- * to the slow path, which starts over with a full lookup: the span's
- * never-used blocks, parking, a corrupted list, another span.
+ * pool_malloc/pool_calloc's fast path: the head of this thread's active
+ * span's local list.  NULL when the thread has no cache for the pool yet,
+ * no active span, or nothing the fast path may take: thread_alloc_slow()
+ * then starts over with a full lookup.
  */
-POOL_INLINE void *thread_alloc(struct pool *pool, size_t size, bool zero,
-                               unsigned hooks)
+POOL_INLINE void *thread_pop(struct pool *pool, unsigned hooks)
 {
 	if (likely(thread_hint.pool_id == pool->id)) {
 		struct span *span = thread_hint.cache->active;
 		if (likely(span != NULL)) {
 			void *block = span_pop_local(pool, span, hooks);
 			if (likely(block != NULL)) {
-				counter_add(&thread_hint.cache->counters.allocs,
-				            1);
-				return block_out(pool, block, size, zero, false,
-				                 hooks);
+				counter_add(&thread_hint.cache->counts,
+				            COUNT_ALLOCS, 1);
+				return block;
 			}
 		}
 	}
-	return thread_alloc_slow(pool, size, zero, hooks);
+	return NULL;
 }
 
-/* pool_free of the block start of the region of that index. */
-POOL_INLINE void thread_free(struct pool *pool, void *block, size_t index,
-                             unsigned hooks)
+/*
+ * pool_free's fast path for the block start of that index: a block of
+ * this thread's active span.  Returns 0 (freed), a pool_error, or -1 when
+ * the block needs thread_free_slow().
+ */
+POOL_INLINE int thread_push(struct pool *pool, void *block, size_t index,
+                            unsigned hooks)
 {
-	struct span *span = &pool->spans[index >> pool->span_shift];
+	struct span *span = span_of(pool, index);
 
 	if (likely(thread_hint.pool_id == pool->id &&
-	           span == thread_hint.cache->active)) {
-		if (unlikely(span_free_local(pool, thread_hint.cache, span,
-		                             block, index, hooks)))
-			pool_report(pool, "pool_free", block,
-			            POOL_ERROR_DOUBLE_FREE);
-		return;
-	}
-	thread_free_slow(pool, block, hooks);
+	           span == thread_hint.cache->active))
+		return span_free_local(pool, thread_hint.cache, span, block,
+		                       index, hooks);
+	return -1;
 }
+
+/* ------------------------------------------------------------ thread.c */
+
+/* pool_malloc/pool_calloc when thread_pop() missed: the thread's cache is
+ * looked up, then its span, another span.  NULL when the pool has nothing
+ * this thread can have (the caller falls back); *fresh: never used. */
+POOL_COLD void *thread_alloc_slow(struct pool *pool, bool *fresh,
+                                  unsigned hooks);
+/* pool_free when thread_push() missed: a lookup, then a local or a remote
+ * free.  Returns 0, or the pool_error found (nothing changed then). */
+POOL_COLD int thread_free_slow(struct pool *pool, void *block, size_t index,
+                               unsigned hooks);
+/* Whether the block of that index is handed out now. */
+bool thread_block_is_live(struct pool *pool, size_t index);
+/* Sets up and tears down what the mode keeps beside the region. */
+int thread_pool_init(struct pool *pool);
+void thread_pool_destroy(struct pool *pool);
+/* Counts a fallback allocation or free for the calling thread. */
+void thread_count_fallback(struct pool *pool, bool is_free);
+/* The counters of pool_stats(); exact when no thread is inside a call. */
+void thread_stats(struct pool *pool, pool_stats_t *out);
+/* fork(): take and give back the registry lock (fork.c). */
+void thread_fork_prepare(void);
+void thread_fork_release(void);
 
 #endif /* SHIFTPOOL_THREAD_H */

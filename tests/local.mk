@@ -18,8 +18,9 @@ AM_TESTS_ENVIRONMENT = \
 	CONSUMER_CFLAGS libdir includedir pkgconfigdir PACKAGE_VERSION PYTHON3;
 
 # The symbol and pkg-config tests need no Check.
-TESTS += tests/symbols.sh tests/pkgconfig.sh
-dist_noinst_SCRIPTS += tests/symbols.sh tests/pkgconfig.sh tests/no-check.sh
+TESTS += tests/symbols.sh tests/pkgconfig.sh tests/layers.sh
+dist_noinst_SCRIPTS += tests/symbols.sh tests/pkgconfig.sh tests/no-check.sh \
+	tests/layers.sh
 EXTRA_DIST += tests/pkgconfig-consumer.c
 
 if HAVE_CHECK

@@ -3,24 +3,26 @@
  * to a temporary file, runs a known sequence (malloc, calloc, strdup,
  * realloc in place / out of the pool / into the pool / to size 0, frees of
  * pool and fallback pointers, a double free and an interior free with a
- * handler installed, free(NULL), and two threads passing blocks to each
+ * handler installed, realloc of a freed block and of an interior pointer
+ * (also to size 0), free(NULL), and two threads passing blocks to each
  * other), then reads the log back and checks it record by record: the
- * header, the operation, pool, thread, size, old, ptr and src of every
- * line, and the counts per operation.  If tools/shiftpool-analyze was
- * built, it must report the known leaks (3, 336 bytes), the double free and
- * the invalid free, and nothing else.
+ * header, the operation, pool, process, thread, size, old, ptr and src of
+ * every line, and the counts per operation.  If tools/shiftpool-analyze
+ * was built, it must report the known leaks (3, 336 bytes), the 3 double
+ * and 2 invalid frees, and nothing else.
  *
  * SPDX-License-Identifier: MIT
  */
 #include "safety-util.h"
 
+#include <inttypes.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define BLOCK 64
 #define MAX_RECORDS 256
-#define MAX_FIELDS 8
+#define MAX_FIELDS 16
 
 static long tid(void)
 {
@@ -46,7 +48,7 @@ static unsigned long long pool_a_id; /* learnt from the log */
 
 static void fmt_ptr(char *out, size_t n, const void *p)
 {
-	snprintf(out, n, "%p", p);
+	snprintf(out, n, "0x%" PRIxPTR, (uintptr_t)p);
 }
 
 /* expect(op, size or -1, old or (void*)-1, ptr, src) for pool A, this
@@ -175,11 +177,11 @@ static bool run_analyzer(const char *log)
 			continue;
 		if (strcmp(line, "  leaks: 3 (336 bytes)") == 0)
 			total_leaks = true;
-		if (strcmp(line, "  double frees (reported by the library): 1") ==
+		if (strcmp(line, "  double frees (reported by the library): 3") ==
 		    0)
 			total_double = true;
 		if (strcmp(line,
-		           "  invalid frees (reported by the library): 1") == 0)
+		           "  invalid frees (reported by the library): 2") == 0)
 			total_invalid = true;
 		if (strcmp(line, "  frees of unknown pointers: 0") == 0)
 			total_unknown = true;
@@ -196,8 +198,8 @@ static bool run_analyzer(const char *log)
 	      pool_a_id);
 	CHECK(total_leaks, "shiftpool-analyze: total: not \"leaks: 3 (336 "
 	                   "bytes)\"");
-	CHECK(total_double, "shiftpool-analyze: not 1 double free");
-	CHECK(total_invalid, "shiftpool-analyze: not 1 invalid free");
+	CHECK(total_double, "shiftpool-analyze: not 3 double frees");
+	CHECK(total_invalid, "shiftpool-analyze: not 2 invalid frees");
 	CHECK(total_unknown, "shiftpool-analyze: frees of unknown pointers");
 	CHECK(total_live, "shiftpool-analyze: allocations returning a live "
 	                  "pointer");
@@ -252,7 +254,7 @@ int main(void)
 	REQUIRE(r3 == r2 && pool_owns(a, r2) && !pool_owns(a, r1),
 	        "realloc moved wrongly");
 	char *r4 = pool_realloc(a, NULL, 16); /* a malloc */
-	expect("malloc", 16, NO_OLD, r4, "pool");
+	expect("realloc", 16, NULL, r4, "pool");
 	char *m5 = pool_malloc(a, 8); /* the pool is full */
 	expect("malloc", 8, NO_OLD, m5, "fallback");
 	REQUIRE(r4 && m5 && pool_owns(a, r4) && !pool_owns(a, m5),
@@ -272,6 +274,13 @@ int main(void)
 	expect("free", NO_SIZE, NO_OLD, c1, "double");
 	pool_free(a, s1 + 1); /* interior: reported, logged */
 	expect("free", NO_SIZE, NO_OLD, s1 + 1, "invalid");
+	/* realloc's misuse is logged as what the library decided. */
+	CHECK(pool_realloc(a, c1, 16) == NULL, "realloc of a freed block");
+	expect("realloc", 16, c1, NULL, "double");
+	CHECK(pool_realloc(a, s1 + 1, 16) == NULL, "realloc of an interior");
+	expect("realloc", 16, s1 + 1, NULL, "invalid");
+	CHECK(pool_realloc(a, c1, 0) == NULL, "realloc(freed, 0)");
+	expect("realloc", 0, c1, NULL, "double");
 	pool_free(a, NULL);
 	expect("free", NO_SIZE, NO_OLD, NULL, "none");
 	void *r0 = pool_realloc(a, r4, 0); /* a free */
@@ -279,11 +288,11 @@ int main(void)
 	CHECK(r0 == NULL, "realloc(p, 0) returned %p", r0);
 	char *m6 = pool_malloc(a, 300); /* leaked, with r2 and s1 */
 	expect("malloc", 300, NO_OLD, m6, "fallback");
-	CHECK(safety_reported(POOL_ERROR_DOUBLE_FREE) == 1 &&
-	          safety_reported(POOL_ERROR_INVALID_POINTER) == 1 &&
-	          safety_reported_total() == 2,
-	      "the handler saw %u reports, not the double and the invalid "
-	      "free",
+	CHECK(safety_reported(POOL_ERROR_DOUBLE_FREE) == 3 &&
+	          safety_reported(POOL_ERROR_INVALID_POINTER) == 2 &&
+	          safety_reported_total() == 5,
+	      "the handler saw %u reports, not the 3 double and 2 invalid "
+	      "frees",
 	      safety_reported_total());
 	pool_destroy(a);
 	expect("destroy", NO_SIZE, NO_OLD, NO_OLD, NULL);
@@ -311,7 +320,7 @@ int main(void)
 	REQUIRE(in != NULL, "open %s: %s", log, strerror(errno));
 	char text[1024];
 	REQUIRE(fgets(text, sizeof text, in) != NULL, "empty trace");
-	CHECK(strcmp(text, "# shiftpool trace v1\n") == 0,
+	CHECK(strcmp(text, "# shiftpool trace v2\n") == 0,
 	      "first line: %s", text);
 
 	size_t lineno = 1, a_seen = 0;
@@ -330,6 +339,11 @@ int main(void)
 		      lineno);
 		const char *pool = field(&l, "pool");
 		CHECK(pool != NULL, "trace line %zu: no pool", lineno);
+		const char *pid = field(&l, "pid");
+		CHECK(field(&l, "t") != NULL && pid != NULL &&
+		          strtol(pid, NULL, 10) == (long)getpid(),
+		      "trace line %zu: no t=, or not pid=%ld", lineno,
+		      (long)getpid());
 		if (pool == NULL)
 			continue;
 		unsigned long long id = strtoull(pool, NULL, 10);

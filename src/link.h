@@ -1,0 +1,151 @@
+/*
+ * The links of the free lists, stored inside the free blocks.  Always on:
+ *
+ *  - Each link is stored encoded with a per-pool secret and the block's own
+ *    address (in the manner of glibc's safe-linking, but mixed so that a
+ *    link copied into another block does not decode to a block start), and
+ *    every decoded link is checked before it is followed.
+ *  - Word 0 of a free block holds the local link (the free list of
+ *    POOL_SINGLE and POOL_LOCKED, a span's local list in POOL_PER_THREAD),
+ *    word 1 the remote link of POOL_PER_THREAD.
+ *  - Under Valgrind (HOOK_VALGRIND) a free block is inaccessible to the
+ *    program, so the pool opens exactly the word it reads or writes; under
+ *    AddressSanitizer the pool's own accesses are not instrumented.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef SHIFTPOOL_LINK_H
+#define SHIFTPOOL_LINK_H
+
+#include "internal.h"
+
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+#include <valgrind/memcheck.h>
+#include <valgrind/valgrind.h>
+#endif
+
+/* Words 0 and 1 of a free block hold the local and the remote link. */
+#define LINK_WORDS 2
+
+/*
+ * The raw words of a free block.  Under ASan the block is poisoned and
+ * these accesses are the pool's own, so they are not instrumented (and
+ * therefore not inlined: GCC will not inline across that attribute).
+ */
+#ifdef SHIFTPOOL_ASAN
+#define LINK_ACCESS static __attribute__((noinline, no_sanitize_address))
+#else
+#define LINK_ACCESS POOL_INLINE
+#endif
+
+LINK_ACCESS uintptr_t block_word_load(const void *block, int word)
+{
+	return ((const uintptr_t *)block)[word];
+}
+
+LINK_ACCESS void block_word_store(void *block, int word, uintptr_t value)
+{
+	((uintptr_t *)block)[word] = value;
+}
+
+POOL_INLINE uintptr_t link_word_load(void *block, int word, unsigned hooks)
+{
+	uintptr_t value;
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+	if (unlikely(hooks & HOOK_VALGRIND)) {
+		uintptr_t *slot = (uintptr_t *)block + word;
+		VALGRIND_MAKE_MEM_DEFINED(slot, sizeof *slot);
+		value = block_word_load(block, word);
+		VALGRIND_MAKE_MEM_NOACCESS(slot, sizeof *slot);
+		return value;
+	}
+#else
+	(void)hooks;
+#endif
+	value = block_word_load(block, word);
+	return value;
+}
+
+POOL_INLINE void link_word_store(void *block, int word, uintptr_t value,
+                                 unsigned hooks)
+{
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+	if (unlikely(hooks & HOOK_VALGRIND)) {
+		uintptr_t *slot = (uintptr_t *)block + word;
+		VALGRIND_MAKE_MEM_UNDEFINED(slot, sizeof *slot);
+		block_word_store(block, word, value);
+		VALGRIND_MAKE_MEM_NOACCESS(slot, sizeof *slot);
+		return;
+	}
+#else
+	(void)hooks;
+#endif
+	block_word_store(block, word, value);
+}
+
+/*
+ * The key of a block's links: the pool's secret xor the block's address
+ * multiplied by an odd constant.  The multiplication matters: with a plain
+ * xor of the address, a link copied from block B into block A would decode
+ * to next(B) ^ B ^ A, often another block start of the region; multiplied,
+ * the difference lands in the high bits and the range check rejects it.
+ * The low 4 bits of the key are zero (16-byte blocks, see make_secret()),
+ * so alignment survives encoding.
+ */
+POOL_INLINE uint64_t link_key(const struct pool *pool, const void *block)
+{
+#ifdef SHIFTPOOL_NO_HARDENING
+	(void)pool;
+	(void)block;
+	return 0;
+#else
+	return (uint64_t)pool->secret ^
+	       ((uint64_t)(uintptr_t)block * UINT64_C(0x9e3779b97f4a7c15));
+#endif
+}
+
+/* The local link (word 0): the next free block, encoded with the key. */
+POOL_INLINE void *link_load(const struct pool *pool, void *block,
+                            unsigned hooks)
+{
+	return (void *)(uintptr_t)(link_word_load(block, 0, hooks) ^
+	                           link_key(pool, block));
+}
+
+POOL_INLINE void link_store(const struct pool *pool, void *block, void *next,
+                            unsigned hooks)
+{
+	link_word_store(
+	    block, 0,
+	    (uintptr_t)((uint64_t)(uintptr_t)next ^ link_key(pool, block)),
+	    hooks);
+}
+
+/* Whether a decoded local link may be followed: NULL, or a block start. */
+POOL_INLINE bool link_is_valid(const struct pool *pool, const void *next)
+{
+#ifdef SHIFTPOOL_NO_HARDENING
+	(void)pool;
+	(void)next;
+	return true;
+#endif
+	return next == NULL || region_slot(pool, next) < pool->block_count;
+}
+
+/* The remote link (word 1): a span-relative index + 1, encoded with the
+ * high half of the key, so it too is bound to its block. */
+POOL_INLINE uint32_t remote_link_load(const struct pool *pool, void *block,
+                                      unsigned hooks)
+{
+	return (uint32_t)link_word_load(block, 1, hooks) ^
+	       (uint32_t)(link_key(pool, block) >> 32);
+}
+
+POOL_INLINE void remote_link_store(const struct pool *pool, void *block,
+                                   uint32_t next, unsigned hooks)
+{
+	link_word_store(block, 1,
+	                next ^ (uint32_t)(link_key(pool, block) >> 32), hooks);
+}
+
+#endif /* SHIFTPOOL_LINK_H */

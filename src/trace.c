@@ -1,0 +1,185 @@
+/*
+ * SHIFTPOOL_TRACE=FILE: one record per call, appended to FILE.  The
+ * format is trace-format.h's; this file writes it.
+ *
+ * A record is whole and written once, in every process that shares the
+ * file (a forked child inherits it):
+ *  - records are formatted whole, then copied into one buffer under a
+ *    lock; the buffer is written with write(2) on a descriptor opened
+ *    with O_APPEND, only ever holding whole records, so the writes of
+ *    parent and child interleave record by record, never inside one;
+ *  - around fork() the lock is held (no child inherits it taken), and the
+ *    child empties its copy of the buffer: those records are the
+ *    parent's, and the parent writes them.
+ *
+ * The variable is read with secure_getenv(): a set-user-ID or set-group-ID
+ * program never traces, so an unprivileged caller cannot make it create
+ * or append to a file it could not write itself.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ data */
+
+#define TRACE_BUFFER_SIZE (1 << 16)
+#define TRACE_RECORD_MAX  512
+
+/* The trace, opened by the first pool that sees SHIFTPOOL_TRACE and kept
+ * until exit.  Everything here is guarded by trace_lock. */
+static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
+static int trace_fd = -1;
+static bool trace_tried;
+static char trace_buffer[TRACE_BUFFER_SIZE];
+static size_t trace_used;
+
+/* The process and thread ids, asked of the kernel once, and again in a
+ * forked child. */
+static _Atomic pid_t trace_pid;
+static __thread pid_t trace_tid;
+
+/* ------------------------------------------------------------ helpers */
+
+/* Writes out the buffer; lock held.  A write that fails loses the
+ * buffered records (the program goes on, untraced records and all). */
+static void flush_locked(void)
+{
+	size_t done = 0;
+	while (done < trace_used) {
+		ssize_t n = write(trace_fd, trace_buffer + done,
+		                  trace_used - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	trace_used = 0;
+}
+
+static void flush_at_exit(void)
+{
+	trace_flush();
+}
+
+static pid_t thread_id(void)
+{
+	if (trace_tid == 0)
+		trace_tid = gettid();
+	return trace_tid;
+}
+
+/* Appends one whole record to the buffer; lock held. */
+static void append_locked(const char *record, size_t len)
+{
+	if (trace_used + len > sizeof trace_buffer)
+		flush_locked();
+	memcpy(trace_buffer + trace_used, record, len);
+	trace_used += len;
+}
+
+/* ------------------------------------------------------------ internal API */
+
+bool trace_open(void)
+{
+	pthread_mutex_lock(&trace_lock);
+	if (!trace_tried) {
+		trace_tried = true;
+		const char *path = secure_getenv("SHIFTPOOL_TRACE");
+		if (path != NULL && *path != '\0')
+			trace_fd =
+			    open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+			         0600);
+		if (trace_fd >= 0) {
+			atomic_store(&trace_pid, getpid());
+			append_locked(TRACE_VERSION_LINE "\n",
+			              sizeof TRACE_VERSION_LINE);
+			atexit(flush_at_exit);
+		}
+	}
+	bool on = trace_fd >= 0;
+	pthread_mutex_unlock(&trace_lock);
+	return on;
+}
+
+void trace_record(const struct pool *pool, enum trace_op op,
+                  const char *format, ...)
+{
+	char record[TRACE_RECORD_MAX];
+	int saved = errno;
+	struct timespec now;
+	va_list args;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int n = snprintf(record, sizeof record,
+	                 "%s t=%" PRIu64 " pid=%ld thread=%ld pool=%" PRIu64,
+	                 trace_op_name(op),
+	                 (uint64_t)now.tv_sec * 1000000000u +
+	                     (uint64_t)now.tv_nsec,
+	                 (long)atomic_load(&trace_pid), (long)thread_id(),
+	                 pool != NULL ? pool->id : 0);
+	if (n > 0 && (size_t)n + 1 < sizeof record && *format != '\0') {
+		record[n++] = ' ';
+		va_start(args, format);
+		int rest = vsnprintf(record + n, sizeof record - (size_t)n,
+		                     format, args);
+		va_end(args);
+		/* An empty rest leaves no space at the end. */
+		n += rest > 0 ? rest : -1;
+	}
+	if (n > 0) {
+		/* A record that did not fit is cut, but stays one line. */
+		size_t len = (size_t)n < sizeof record - 1 ? (size_t)n
+		                                           : sizeof record - 2;
+		record[len++] = '\n';
+		pthread_mutex_lock(&trace_lock);
+		if (trace_fd >= 0)
+			append_locked(record, len);
+		pthread_mutex_unlock(&trace_lock);
+	}
+	errno = saved;
+}
+
+void trace_flush(void)
+{
+	int saved = errno;
+	pthread_mutex_lock(&trace_lock);
+	if (trace_fd >= 0)
+		flush_locked();
+	pthread_mutex_unlock(&trace_lock);
+	errno = saved;
+}
+
+void trace_fork_prepare(void)
+{
+	pthread_mutex_lock(&trace_lock);
+}
+
+void trace_fork_parent(void)
+{
+	pthread_mutex_unlock(&trace_lock);
+}
+
+void trace_fork_child(void)
+{
+	pid_t parent = atomic_load(&trace_pid);
+
+	/* The buffered records are the parent's: it writes them. */
+	trace_used = 0;
+	trace_tid = 0;
+	atomic_store(&trace_pid, getpid());
+	bool on = trace_fd >= 0;
+	pthread_mutex_unlock(&trace_lock);
+	if (on)
+		trace_record(NULL, TRACE_OP_FORK, "parent=%ld", (long)parent);
+}
