@@ -11,7 +11,7 @@ set -u
 : "${abs_top_srcdir:?set by make check}"
 NM=${NM:-nm}
 
-header=$abs_top_srcdir/include/shiftpool.h
+header=$abs_top_builddir/include/shiftpool.h
 la=$abs_top_builddir/src/libshiftpool.la
 
 if [ ! -f "$la" ]; then
@@ -34,49 +34,18 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/shiftpool-symbols.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' 0
 trap 'exit 99' 1 2 15
 
-# The declared functions: drop comments (both kinds), then preprocessor lines, cut the
-# rest at semicolons, and take the name before the first parenthesis of
-# every declaration that is not a typedef.  Comments go first because one
-# may start on a directive line and end on a later one.
-awk '
-	{
-		line = $0
-		out = ""
-		while (line != "") {
-			if (comment) {
-				i = index(line, "*/")
-				if (i == 0)
-					line = ""
-				else {
-					line = substr(line, i + 2)
-					comment = 0
-				}
-			} else {
-				i = index(line, "/*")
-				j = index(line, "//")
-				if (j > 0 && (i == 0 || j < i)) {
-					out = out substr(line, 1, j - 1)
-					line = ""
-				} else if (i == 0) {
-					out = out line
-					line = ""
-				} else {
-					out = out substr(line, 1, i - 1) " "
-					line = substr(line, i + 2)
-					comment = 1
-				}
-			}
-		}
-		print out
-	}
-' "$header" |
-	awk '
-		# Directives, with their continuation lines.
-		directive || /^[ \t]*#/ {
-			directive = /\\$/
+# The declared functions: the header through the preprocessor (no
+# comments, no directives, no attributes), keeping only the lines that come
+# from the header itself, cut at semicolons; the name before the first
+# parenthesis of every declaration that is not a typedef.
+${CC:-cc} -E -DSHIFTPOOL_NO_ATTRIBUTES -x c "$header" |
+	awk -v header="$header" '
+		/^# [0-9]+ "/ {
+			file = $3
+			gsub(/"/, "", file)
 			next
 		}
-		{ print }
+		file == header { print }
 	' |
 	sed 's/extern "C"[ \t]*{//' | tr '\n' ' ' | tr ';' '\n' |
 	awk '
