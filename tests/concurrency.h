@@ -1,15 +1,17 @@
 /*
  * Shared pieces of the concurrency stress programs, tests/stress and
  * tests/aba: sanitizer detection, failure reporting, a seeded random
- * generator and a clock, the preemption timer that interrupts a worker at
- * random points, thread serials, and the test-side owner table in which
- * each block's word holds 0 or the stamp of the object holding it.
+ * generator and a clock, threads that must start, the preemption timer
+ * that interrupts a worker at random points, thread serials, the test-side
+ * owner table in which each block's word holds 0 or the stamp of the
+ * object holding it, and a pool tracked through such a table.
  *
  * SPDX-License-Identifier: MIT
  */
 #ifndef SHIFTPOOL_CONCURRENCY_H
 #define SHIFTPOOL_CONCURRENCY_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,6 +75,23 @@ uint64_t rnd(uint64_t *state);
 /* CLOCK_MONOTONIC in seconds. */
 double now(void);
 
+/* pool_stats(), which must succeed. */
+pool_stats_t stats_of(const pool_t *pool);
+
+/* ------------------------------------------------------------ threads */
+
+/* Prints "NAME: what: error" and aborts unless rc, a pthread result, is 0. */
+void check_pthread(int rc, const char *what);
+
+void start_thread(pthread_t *thread, void *(*fn)(void *), void *arg);
+void join_thread(pthread_t thread);
+
+/* Starts n threads running fn, thread i on the i-th element of args, an
+ * array of elements of size bytes; join_threads() waits for them. */
+void start_threads(pthread_t *threads, size_t n, void *(*fn)(void *),
+                   void *args, size_t size);
+void join_threads(const pthread_t *threads, size_t n);
+
 /* Every thread of a run gets a serial, unique and never 0; stamps and
  * object ids are serial << 32 | n. */
 uint32_t next_serial(void);
@@ -135,5 +154,58 @@ bool owner_release(_Atomic uint64_t *word, uint64_t stamp, uint64_t *held);
 
 /* Blocks of the table held by someone.  Exact only at quiescence. */
 size_t owner_live(_Atomic uint64_t *owner, size_t count);
+
+/* ------------------------------------------------------------ tracked pool */
+
+/*
+ * One pool and the test's view of it: who holds each block.  owner[i] is
+ * 0 while block i is free, else the id of the object living in it.  The
+ * region's base is inferred from the first block seen: pool_owns() is a
+ * pure range-and-alignment check, so the lowest k with
+ * pool_owns(p - k * block_size) still 1 finds the first block.
+ */
+struct tracked {
+	pool_t *pool;
+	int flags;
+	int index; /* this pool's number in a run (0 or 1) */
+	size_t block_size;
+	size_t block_count;
+	unsigned shift;
+	_Atomic uintptr_t base; /* 0 until the first block is seen */
+	_Atomic uint64_t *owner;
+};
+
+/* Makes the pool (any failure fails the test) and its empty table. */
+void tracked_init(struct tracked *tr, int index, size_t block_size,
+                  size_t block_count, int flags);
+void tracked_destroy(struct tracked *tr);
+
+/* The index of a block of the pool in its region. */
+size_t tracked_index(struct tracked *tr, const void *block);
+
+/* Records that object id now holds p; returns whether p is a pool block
+ * (else p must lie outside the region).  A block still held fails. */
+bool track_alloc(struct tracked *tr, void *p, uint64_t id);
+
+/* Releases object id's hold of p, just before p goes back to the pool;
+ * a block the table gives to another object fails. */
+void track_free(struct tracked *tr, void *p, uint64_t id);
+
+/*
+ * Takes every block of the pool from the calling thread, block i recorded
+ * as held by id_base | (i + 1) and filled: each must be a block of the
+ * pool, handed out once.  Returns them in an array from malloc().
+ */
+void **take_every_block(struct tracked *tr, uint64_t id_base, const char *when);
+
+/* Gives back blocks[0..n), taken under id_base | (i + 1), and frees the
+ * array. */
+void give_back_blocks(struct tracked *tr, void **blocks, size_t n,
+                      uint64_t id_base);
+
+/* take_every_block(), then the next request must not be a block and
+ * pool_stats() must count them all; then every block back and the
+ * counters even.  when names the moment in a failure. */
+void check_whole_capacity(struct tracked *tr, const char *when);
 
 #endif
