@@ -5,6 +5,7 @@
  */
 #include "internal.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,15 +13,28 @@
 
 /* ------------------------------------------------------------ data */
 
-/* The handler and its argument are installed together; a reader that sees
- * the new handler sees its argument (release/acquire on the pair). */
+/*
+ * The handler and its argument are installed together, as one pair that
+ * never changes once published: a reporter holding a pair reads the one
+ * that was current, whatever other threads install meanwhile.  Pairs are
+ * kept for the life of the process and reused when the same pair is
+ * installed again, so a program that switches between handlers does not
+ * grow; the first HANDLER_STATIC pairs need no allocation.
+ */
 struct handler {
 	pool_error_handler_fn *fn;
 	void *arg;
+	struct handler *next; /* every pair ever made, guarded by the lock */
 };
 
+#define HANDLER_STATIC 8
+
 static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct handler handler_slots[2];
+static struct handler handler_static[HANDLER_STATIC];
+static size_t handler_static_used;
+static struct handler *handler_pairs;
+/* Published with release, read with acquire: a reader sees the pair's
+ * fields as they were written. */
 static _Atomic(struct handler *) current_handler;
 
 /* ------------------------------------------------------------ helpers */
@@ -41,6 +55,26 @@ static void default_handler(const pool_t *pool, const char *function,
 		(void)w;
 	}
 	abort();
+}
+
+/* The pair (fn, arg): one made before, or a new one; NULL when memory for
+ * it cannot be had.  Lock held. */
+static struct handler *handler_find(pool_error_handler_fn *fn, void *arg)
+{
+	struct handler *pair;
+
+	for (pair = handler_pairs; pair != NULL; pair = pair->next)
+		if (pair->fn == fn && pair->arg == arg)
+			return pair;
+	if (handler_static_used < HANDLER_STATIC)
+		pair = &handler_static[handler_static_used++];
+	else if ((pair = malloc(sizeof *pair)) == NULL)
+		return NULL;
+	pair->fn = fn;
+	pair->arg = arg;
+	pair->next = handler_pairs;
+	handler_pairs = pair;
+	return pair;
 }
 
 /* ------------------------------------------------------------ internal API */
@@ -83,14 +117,16 @@ pool_set_error_handler(pool_error_handler_fn *fn, void *arg)
 	struct handler *old =
 	    atomic_load_explicit(&current_handler, memory_order_relaxed);
 	pool_error_handler_fn *previous = old ? old->fn : NULL;
-	/* Alternate between two slots so a reporter still reading the old
-	 * pair never sees it half rewritten by the next-but-one call. */
-	struct handler *slot =
-	    old == &handler_slots[0] ? &handler_slots[1] : &handler_slots[0];
-	slot->fn = fn;
-	slot->arg = arg;
-	atomic_store_explicit(&current_handler, slot, memory_order_release);
+	struct handler *pair = handler_find(fn, arg);
+	if (pair != NULL)
+		atomic_store_explicit(&current_handler, pair,
+		                      memory_order_release);
 	pthread_mutex_unlock(&handler_lock);
+	if (pair == NULL) {
+		/* Nothing changed: say so the only way this call can. */
+		errno = ENOMEM;
+		return NULL;
+	}
 	return previous;
 }
 

@@ -78,7 +78,9 @@ POOL_API int pool_stats_print(const pool_t *pool, FILE *stream, int format)
 		            mode_name(st.flags), st.block_size, st.block_count,
 		            st.in_use, st.peak_in_use, st.allocs, st.frees,
 		            st.fallback_allocs, st.fallback_frees);
-	if (n < 0) {
+	/* A stream that buffers only fails when the buffer is written out:
+	 * write it now, so that a full device is this call's error. */
+	if (n < 0 || fflush(stream) != 0 || ferror(stream)) {
 		errno = EIO;
 		return -1;
 	}
