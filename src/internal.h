@@ -63,48 +63,195 @@
 /* ------------------------------------------------------------ limits */
 
 /*
- * Blocks are addressed by a 32-bit index inside a span and by a size_t
- * index in the region; spans hold at most 2^SPAN_SHIFT_MAX blocks.
+ * POOL_PER_THREAD cuts the region into spans of 2^span_shift blocks, 1 to
+ * SPAN_MAX_BLOCKS, aiming at SPAN_TARGET_COUNT spans per pool so that what
+ * one thread holds is a small part of the pool.  A span's per-block state
+ * fits in its own descriptor (two cache lines), whatever the pool's size.
  */
-#define SPAN_SHIFT_MIN    0  /* 1 block: a tiny pool still has many spans */
-#define SPAN_SHIFT_MAX    8  /* 256 blocks */
-#define SPAN_TARGET_COUNT 64 /* aim for at least this many spans per pool */
+#define SPAN_SHIFT_MIN    0
+#define SPAN_SHIFT_MAX    8
+#define SPAN_MAX_BLOCKS   (1u << SPAN_SHIFT_MAX)
+#define SPAN_TARGET_COUNT 64
+#define SPAN_WORDS        (SPAN_MAX_BLOCKS / 64)
+
+/* ------------------------------------------------------------ bitmaps */
+
+/*
+ * Bit i of a bitmap of 64-bit words.  On x86-64 the bit-string forms of
+ * bt, bts and btr address bit i of a bitmap directly from its base: one
+ * instruction where the portable form takes five or six (the "memory"
+ * clobber says the asm may touch any word of it).  Build with
+ * SHIFTPOOL_PORTABLE_BITS defined for the portable form everywhere.
+ */
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__) &&               \
+    !defined(SHIFTPOOL_PORTABLE_BITS) && !defined(SHIFTPOOL_TSAN)
+#define BITS_X86 1
+#endif
+
+POOL_INLINE uint64_t bit_mask(size_t i)
+{
+	return (uint64_t)1 << (i & 63);
+}
+
+/* Sets bit i; returns whether it was set already. */
+POOL_INLINE bool bit_test_and_set(void *words, size_t i)
+{
+#ifdef BITS_X86
+	bool was;
+	__asm__("btsq %2, %1"
+	        : "=@ccc"(was), "+m"(*(uint64_t *)words)
+	        : "r"(i)
+	        : "memory");
+	return was;
+#else
+	uint64_t *word = (uint64_t *)words + (i >> 6);
+	uint64_t was = *word;
+	*word = was | bit_mask(i);
+	return (was & bit_mask(i)) != 0;
+#endif
+}
+
+/* Clears bit i; returns whether it was set. */
+POOL_INLINE bool bit_test_and_clear(void *words, size_t i)
+{
+#ifdef BITS_X86
+	bool was;
+	__asm__("btrq %2, %1"
+	        : "=@ccc"(was), "+m"(*(uint64_t *)words)
+	        : "r"(i)
+	        : "memory");
+	return was;
+#else
+	uint64_t *word = (uint64_t *)words + (i >> 6);
+	uint64_t was = *word;
+	*word = was & ~bit_mask(i);
+	return (was & bit_mask(i)) != 0;
+#endif
+}
+
+POOL_INLINE bool bit_test(const void *words, size_t i)
+{
+#ifdef BITS_X86
+	bool set;
+	__asm__("btq %2, %1"
+	        : "=@ccc"(set)
+	        : "m"(*(const uint64_t *)words), "r"(i)
+	        : "memory");
+	return set;
+#else
+	return (((const uint64_t *)words)[i >> 6] & bit_mask(i)) != 0;
+#endif
+}
+
+/*
+ * Words that one thread writes and others read (a span's out bits, its
+ * allocation count): the writer needs no atomic read-modify-write, only
+ * that each store is whole, which a single instruction on an aligned word
+ * is; readers load them atomically.  The portable form (and the
+ * ThreadSanitizer build, which must see every access) is a relaxed load
+ * and a relaxed store.
+ */
+POOL_INLINE bool owned_test_and_set(_Atomic uint64_t *words, size_t i)
+{
+#ifdef BITS_X86
+	return bit_test_and_set((void *)words, i);
+#else
+	_Atomic uint64_t *word = words + (i >> 6);
+	uint64_t was = atomic_load_explicit(word, memory_order_relaxed);
+	atomic_store_explicit(word, was | bit_mask(i), memory_order_relaxed);
+	return (was & bit_mask(i)) != 0;
+#endif
+}
+
+POOL_INLINE bool owned_test_and_clear(_Atomic uint64_t *words, size_t i)
+{
+#ifdef BITS_X86
+	return bit_test_and_clear((void *)words, i);
+#else
+	_Atomic uint64_t *word = words + (i >> 6);
+	uint64_t was = atomic_load_explicit(word, memory_order_relaxed);
+	atomic_store_explicit(word, was & ~bit_mask(i), memory_order_relaxed);
+	return (was & bit_mask(i)) != 0;
+#endif
+}
+
+/* Bit i of words other threads may be writing; relaxed. */
+POOL_INLINE bool shared_test(_Atomic uint64_t *words, size_t i)
+{
+#ifdef BITS_X86
+	return bit_test((void *)words, i);
+#else
+	return (atomic_load_explicit(words + (i >> 6), memory_order_relaxed) &
+	        bit_mask(i)) != 0;
+#endif
+}
+
+POOL_INLINE void owned_increment(_Atomic uint64_t *counter)
+{
+#ifdef BITS_X86
+	__asm__("addq $1, %0" : "+m"(*(uint64_t *)counter));
+#else
+	atomic_store_explicit(
+	    counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
+	    memory_order_relaxed);
+#endif
+}
 
 /* ------------------------------------------------------------ types */
 
 /*
  * A span: a run of 2^span_shift consecutive blocks of the region (the last
- * span may be shorter), the unit a thread owns in POOL_PER_THREAD mode.
+ * span may be shorter), the unit a thread owns in POOL_PER_THREAD mode,
+ * and the state of its blocks.  The local and parked lists link free
+ * blocks through their word 0 by address, the remote list through their
+ * word 1 by index in the span ("rel"), both encoded (link.h); NULL ends
+ * the local and parked lists.
  *
- * The first cache line is written only by the span's owner (the thread
- * whose cache holds it), or by whoever holds the span while it is not
- * owned (it then sits on the available stack, or is abandoned, and nobody
- * writes these fields until a thread acquires it with an acquire pop).
- * The second line is written by other threads (remote frees) and by the
- * available-span stack.
+ * The owner line is written only by the span's owner (the thread whose
+ * active span it is), or by whoever holds the span while nobody owns it
+ * (it then sits on the available stack, or is abandoned, and nobody writes
+ * these fields until a thread acquires it with an acquire operation).
+ * Other threads read out[] (a remote free checks that the block is handed
+ * out), and pool_stats() reads allocs and out[].  The shared line is
+ * written by other threads (remote frees), by the available stack, and by
+ * the owner's slow path (bump).
  *
- * Invariant, at quiescence (span_check()): bump == the span's blocks
- * handed out + |local_free| + |remote list| + parked blocks (each block
- * below bump is in exactly one of them).
+ * Invariants (span_check()), for blocks below bump: a block is either
+ * handed out (its out bit set), or on the local list, or parked, exactly
+ * once; a block on the remote list is handed out by out[] and claimed.  A
+ * claimed block is never handed out again until the drain has seen its
+ * remote free: the owner parks it instead.
  */
 struct span {
 	/* owner line */
-	void *local_free;      /* free blocks, linked through word 0 */
-	_Atomic uint32_t bump; /* blocks [bump, capacity) never handed out;
-	                          written by the owner, read by pool_stats() */
-	uint32_t capacity;     /* blocks in this span */
-	char pad0[POOL_CACHE_LINE - sizeof(void *) - 2 * sizeof(uint32_t)];
+	/* the local free list's first block, as decoded from the link that
+	 * named it: checked against the span's range before it is followed */
+	char *local;
+	/* blocks ever handed out from this span, by all its owners */
+	_Atomic uint64_t allocs;
+	/* the block whose link gave local: the one to report when local is
+	 * refused (not beside local: two stores, not one merged) */
+	char *last;
+	/* 1: handed out */
+	_Atomic uint64_t out[SPAN_WORDS];
+	/* free blocks a remote free still claims */
+	char *parked;
 
 	/* shared line */
 	/* Blocks freed by threads that do not own the span: the low 32 bits
-	 * are the span-relative index + 1 of the first (0 = empty), and each
-	 * block links to the next through its word 1 (word 0 stays the local
-	 * list's, so the two lists never write the same word).  SPAN_ABANDONED
-	 * is set while nobody owns the span and it is on no stack: the remote
-	 * free that clears it must publish the span. */
+	 * are the rel + 1 of the first (0 = empty), and each block links to
+	 * the next through its word 1.  SPAN_ABANDONED is set while nobody
+	 * owns the span and it is on no stack: the remote free that clears it
+	 * must publish the span. */
 	_Atomic uint64_t remote;
+	/* 1: freed by another thread (first claimed, then pushed on the
+	 * remote list), and not yet drained by the owner */
+	_Atomic uint64_t claim[SPAN_WORDS];
 	_Atomic uint32_t stack_next; /* next span + 1 on the available stack */
-	char pad1[POOL_CACHE_LINE - sizeof(uint64_t) - sizeof(uint32_t)];
+	_Atomic uint32_t bump; /* blocks [bump, capacity) never handed out */
+	uint32_t capacity;     /* blocks in this span */
+	char pad1[POOL_CACHE_LINE - (1 + SPAN_WORDS) * sizeof(uint64_t) -
+	          3 * sizeof(uint32_t)];
 };
 
 _Static_assert(sizeof(struct span) == 2 * POOL_CACHE_LINE,
@@ -114,10 +261,9 @@ _Static_assert(offsetof(struct span, remote) == POOL_CACHE_LINE,
 
 #define SPAN_ABANDONED ((uint64_t)1 << 32)
 
-/* What each thread counts of its own calls, as indexes of counters[]. */
+/* What each thread counts of its own calls, as indexes of counters[]; the
+ * pool's own blocks are counted by the spans. */
 enum thread_counter {
-	COUNT_ALLOCS,
-	COUNT_FREES,
 	COUNT_FALLBACK_ALLOCS,
 	COUNT_FALLBACK_FREES,
 	COUNT_KINDS
@@ -135,6 +281,9 @@ struct thread_counters {
  * first call on the pool; freed at thread exit or by pool_destroy() when
  * the destroying thread owns it.  Invariant: active, when not NULL, is a
  * span whose owner is this cache, and it is the only span this cache owns.
+ * While the thread's hint (thread.h) holds this pool, the hint's copy of
+ * the active span is the one that counts; it is written back here when the
+ * hint moves to another pool.
  */
 struct thread_cache {
 	struct span *active; /* the one span this thread owns */
@@ -146,56 +295,67 @@ struct thread_cache {
 };
 
 /*
- * The shared free list of POOL_SINGLE and POOL_LOCKED modes.
- * Invariant (shared_check()): allocs - frees == blocks handed out ==
- * bump - |free_list|, and a block is marked allocated exactly when it is
- * handed out.
+ * The shared free list of POOL_SINGLE and POOL_LOCKED modes, linked
+ * through word 0 of the free blocks and ended by NULL.  A link is kept as
+ * it decodes, unchecked: the next pop checks the head with region_slot(),
+ * which tells in one compare a block to take, and the end of the list or a
+ * link that must not be followed.
+ * Invariant (shared_check()): a block is marked allocated exactly when it
+ * is handed out; blocks below bump are handed out or on the list, once.
  */
 struct shared_list {
-	void *free_list; /* free blocks, linked through word 0 */
+	char *head;      /* the first free block */
+	uint64_t allocs; /* frees are allocs - blocks handed out */
 	size_t bump;     /* blocks [bump, block_count) never used */
-	uint64_t allocs, frees;
+	/* (last is not beside head: two stores, not one merged) */
+	/* the block whose link gave head: the one to report when head is
+	 * refused */
+	char *last;
 };
 
 /*
- * A pool.  The first cache line holds what every call reads and nobody
- * writes after pool_init(): the region's bounds and shape, how to encode
- * links, which entry points serve.
+ * A pool.  It lives at the start of its own mapping, its side tables
+ * after it (region.c).  The first cache line holds what every call reads
+ * and nobody writes after pool_init(): the region's bounds and shape, how
+ * to encode links, which entry points serve.
  */
 struct pool {
 	/* read by every call, written by pool_init() only */
-	char *base;           /* first block; aligned to min(block, page) */
-	char *end;            /* one past the last block */
-	size_t block_size;    /* 1 << block_shift */
-	size_t block_count;   /* blocks in the region */
+	char *base;          /* first block; aligned to min(block, page) */
+	size_t block_count;  /* blocks in the region */
 	uintptr_t secret;    /* encodes free-list links (link.h) */
 	uint64_t id;         /* unique per pool_init() in this process */
+	/* The fast paths' dispatch and range checks in one compare each:
+	 * single_limit is block_size + 1 and single_count block_count for a
+	 * POOL_SINGLE pool without hooks, thread_limit block_size + 1 for a
+	 * POOL_PER_THREAD pool without hooks, and each is 0 otherwise. */
+	size_t single_limit;
+	size_t thread_limit;
+	/* pool_free()'s instance for the pool's mode and hooks */
+	void (*free_entry)(struct pool *pool, void *ptr);
 	uint8_t block_shift; /* block_size == 1 << block_shift */
 	uint8_t span_shift;  /* blocks per span == 1 << span_shift */
 	uint8_t dispatch;    /* DISPATCH_*: which entry points serve */
 	uint8_t mode;        /* POOL_SINGLE, POOL_LOCKED, POOL_PER_THREAD */
-	unsigned hooks;      /* HOOK_* (hooks.h); 0 for most pools */
-	int flags;           /* as given to pool_init() */
+	unsigned hooks;      /* HOOK_* (below); 0 for most pools */
 
-	/* POOL_SINGLE and POOL_LOCKED: one byte per block, 1 while the block
-	 * is handed out; the list itself lives in the free blocks. */
-	uint8_t *allocated;
+	/* POOL_SINGLE and POOL_LOCKED: the list lives in the free blocks,
+	 * a bit per block in allocated[] below. */
 	struct shared_list shared;
 	pthread_mutex_t lock; /* POOL_LOCKED: guards shared and allocated */
+
+	size_t block_size; /* 1 << block_shift */
+	size_t single_count;
+	char *end;         /* one past the last block */
+	int flags;         /* as given to pool_init() */
 
 	/* Fallback counters for POOL_SINGLE and POOL_LOCKED (per thread in
 	 * POOL_PER_THREAD). */
 	_Atomic uint64_t fallback_allocs, fallback_frees;
 
 	/* POOL_PER_THREAD */
-	struct span *spans;
+	struct span *spans; /* after allocated[], cache-line aligned */
 	size_t span_count;
-	/* per block: see STATE_* in thread.h; written by the span's owner
-	 * only */
-	_Atomic uint32_t *block_state;
-	/* per block: 0, or the state a remote free claimed; set by CAS,
-	 * cleared by the owner */
-	_Atomic uint32_t *claims;
 	/* stack of spans: top index + 1 | tag << 32 */
 	_Atomic uint64_t available;
 	/* spans [fresh_spans, span_count) untouched */
@@ -210,15 +370,24 @@ struct pool {
 	uint64_t fail_fallback_at;
 	_Atomic uint64_t fallback_attempts;
 
-	/* Memory to release in pool_destroy(). */
+	/* The region with its guard pages, and the mapping that holds this
+	 * structure and the side tables. */
 	void *mapping;
 	size_t mapping_size;
+	void *side;
+	size_t side_size;
 
 	/* All live pools, for fork handling (fork.c); guarded by its lock. */
 	struct pool *all_next, *all_prev;
+
+	/* POOL_SINGLE and POOL_LOCKED: one bit per block, 1 while handed
+	 * out; at a fixed offset, so that the fast paths address it from
+	 * the pool itself. */
+	uint64_t allocated[];
 };
 
-_Static_assert(offsetof(struct pool, flags) + sizeof(int) <= POOL_CACHE_LINE,
+_Static_assert(offsetof(struct pool, hooks) + sizeof(unsigned) <=
+                   POOL_CACHE_LINE,
                "what every call reads fits the pool's first cache line");
 
 /* pool->hooks: what the pool does besides handing out blocks (hooks.h). */
@@ -276,9 +445,13 @@ POOL_INLINE void *region_block(const struct pool *pool, size_t index)
 
 /* ------------------------------------------------------------ region.c */
 
-/* Reserves the region and the side tables for pool's mode; 0 or errno. */
+/* Maps a pool's structure with its side tables, for block_count blocks in
+ * mode: zero but for where the tables are.  NULL when it cannot. */
+struct pool *region_pool_map(int mode, size_t block_count,
+                             unsigned span_shift);
+/* Reserves the region, between guard pages; 0 or errno. */
 int region_reserve(struct pool *pool);
-/* Releases what region_reserve() got. */
+/* Releases the region and the pool's own mapping: the pool is gone. */
 void region_release(struct pool *pool);
 
 /* ------------------------------------------------------------ trace.c */

@@ -87,11 +87,14 @@ POOL_INLINE void link_word_store(void *block, int word, uintptr_t value,
  * The key of a block's links: the pool's secret xor the block's address
  * multiplied by an odd constant.  The multiplication matters: with a plain
  * xor of the address, a link copied from block B into block A would decode
- * to next(B) ^ B ^ A, often another block start of the region; multiplied,
- * the difference lands in the high bits and the range check rejects it.
- * The low 4 bits of the key are zero (16-byte blocks, see make_secret()),
- * so alignment survives encoding.
+ * to next(B) ^ B ^ A, often another block of the region; multiplied, the
+ * difference lands in the high bits and the check rejects it.  The
+ * constant is an odd 32-bit one, sign-extended: one multiply by an
+ * immediate.  The low 4 bits of the key are zero (16-byte blocks, see
+ * make_secret()), so alignment survives encoding.
  */
+#define LINK_MULTIPLIER UINT64_C(0xffffffff9e3779b1)
+
 POOL_INLINE uint64_t link_key(const struct pool *pool, const void *block)
 {
 #ifdef SHIFTPOOL_NO_HARDENING
@@ -100,36 +103,28 @@ POOL_INLINE uint64_t link_key(const struct pool *pool, const void *block)
 	return 0;
 #else
 	return (uint64_t)pool->secret ^
-	       ((uint64_t)(uintptr_t)block * UINT64_C(0x9e3779b97f4a7c15));
+	       ((uint64_t)(uintptr_t)block * LINK_MULTIPLIER);
 #endif
 }
 
-/* The local link (word 0): the next free block, encoded with the key. */
-POOL_INLINE void *link_load(const struct pool *pool, void *block,
-                            unsigned hooks)
+/*
+ * The local link (word 0), as stored: a block's address (the shared list)
+ * or a span-relative index (a span's lists), xor the key.  What it decodes
+ * to is not to be trusted: the shared list checks a head with
+ * region_slot() and a span checks it against its capacity before either
+ * follows it, so a damaged link is refused, never followed.
+ */
+POOL_INLINE uint64_t link_load(const struct pool *pool, void *block,
+                               unsigned hooks)
 {
-	return (void *)(uintptr_t)(link_word_load(block, 0, hooks) ^
-	                           link_key(pool, block));
+	return (uint64_t)link_word_load(block, 0, hooks) ^ link_key(pool, block);
 }
 
-POOL_INLINE void link_store(const struct pool *pool, void *block, void *next,
-                            unsigned hooks)
+POOL_INLINE void link_store(const struct pool *pool, void *block,
+                            uint64_t next, unsigned hooks)
 {
-	link_word_store(
-	    block, 0,
-	    (uintptr_t)((uint64_t)(uintptr_t)next ^ link_key(pool, block)),
-	    hooks);
-}
-
-/* Whether a decoded local link may be followed: NULL, or a block start. */
-POOL_INLINE bool link_is_valid(const struct pool *pool, const void *next)
-{
-#ifdef SHIFTPOOL_NO_HARDENING
-	(void)pool;
-	(void)next;
-	return true;
-#endif
-	return next == NULL || region_slot(pool, next) < pool->block_count;
+	link_word_store(block, 0, (uintptr_t)(next ^ link_key(pool, block)),
+	                hooks);
 }
 
 /* The remote link (word 1): a span-relative index + 1, encoded with the

@@ -136,26 +136,26 @@ POOL_COLD static void *hooked_alloc_rest(struct pool *pool, size_t size,
 }
 
 /*
- * pool_malloc (zero false) or pool_calloc (zero true) of size bytes.  The
- * fast path is the head of a free list; everything else is a tail call.
+ * pool_malloc (zero false) or pool_calloc (zero true) of size bytes, which
+ * fit a block.  The fast path is the head of a free list; everything else
+ * is a tail call.
  */
 POOL_INLINE void *alloc_in(struct pool *pool, size_t size, bool zero, int mode,
                            unsigned hooks)
 {
-	if (likely(size <= pool->block_size)) {
-		void *block;
-		if (mode == POOL_PER_THREAD) {
-			block = thread_pop(pool, hooks);
-		} else {
-			if (mode == POOL_LOCKED)
-				pthread_mutex_lock(&pool->lock);
-			block = shared_pop(pool, hooks);
-			if (mode == POOL_LOCKED)
-				pthread_mutex_unlock(&pool->lock);
-		}
-		if (likely(block != NULL))
-			return block_out(pool, block, size, zero, false, hooks);
+	void *block;
+
+	if (mode == POOL_PER_THREAD) {
+		block = thread_pop(pool, hooks);
+	} else {
+		if (mode == POOL_LOCKED)
+			pthread_mutex_lock(&pool->lock);
+		block = shared_pop(pool, hooks);
+		if (mode == POOL_LOCKED)
+			pthread_mutex_unlock(&pool->lock);
 	}
+	if (likely(block != NULL))
+		return block_out(pool, block, size, zero, false, hooks);
 	if (hooks)
 		return hooked_alloc_rest(pool, size, zero);
 	if (mode == POOL_SINGLE)
@@ -187,11 +187,15 @@ POOL_COLD static int free_outside(struct pool *pool, const char *function,
 	return TRACE_SRC_FALLBACK;
 }
 
-/* POOL_PER_THREAD when thread_push() missed. */
+/* POOL_PER_THREAD when thread_push() missed: another span's block, a
+ * pointer from outside the region, or misuse. */
 POOL_COLD static int per_thread_free_rest(struct pool *pool,
                                           const char *function, void *ptr,
-                                          size_t index, unsigned hooks)
+                                          unsigned hooks)
 {
+	size_t index = region_slot(pool, ptr);
+	if (index >= pool->block_count)
+		return free_outside(pool, function, ptr);
 	int error = thread_free_slow(pool, ptr, index, hooks);
 	if (error)
 		return free_refused(pool, function, ptr, error);
@@ -200,22 +204,23 @@ POOL_COLD static int per_thread_free_rest(struct pool *pool,
 
 /*
  * pool_free of ptr, for the public function named; returns what it did
- * (enum trace_src).  Misuse is reported before it returns.
+ * (enum trace_src).  Misuse is reported before it returns.  index is
+ * region_slot()'s for ptr, which the caller has checked in POOL_SINGLE
+ * mode, and which POOL_PER_THREAD mode does not use: a block of the
+ * thread's active span is known without the region's range check.
  */
 POOL_INLINE int free_in(struct pool *pool, const char *function, void *ptr,
-                        int mode, unsigned hooks)
+                        size_t index, int mode, unsigned hooks)
 {
-	size_t index = region_slot(pool, ptr);
 	int error;
 
-	if (unlikely(index >= pool->block_count))
-		return free_outside(pool, function, ptr);
 	if (mode == POOL_PER_THREAD) {
-		error = thread_push(pool, ptr, index, hooks);
+		error = thread_push(pool, ptr, hooks);
 		if (unlikely(error < 0))
-			return per_thread_free_rest(pool, function, ptr, index,
-			                            hooks);
+			return per_thread_free_rest(pool, function, ptr, hooks);
 	} else {
+		if (mode != POOL_SINGLE && unlikely(index >= pool->block_count))
+			return free_outside(pool, function, ptr);
 		if (mode == POOL_LOCKED)
 			pthread_mutex_lock(&pool->lock);
 		error = shared_free(pool, ptr, index, hooks);
@@ -232,18 +237,22 @@ POOL_INLINE int free_in(struct pool *pool, const char *function, void *ptr,
 /* Apart, so that neither tests zero at run time. */
 static POOL_NOINLINE void *locked_malloc(struct pool *pool, size_t size)
 {
+	if (size > pool->block_size)
+		return fallback_alloc(pool, size, false);
 	return alloc_in(pool, size, false, POOL_LOCKED, 0);
 }
 
 static POOL_NOINLINE void *locked_calloc(struct pool *pool, size_t size)
 {
+	if (size > pool->block_size)
+		return fallback_alloc(pool, size, true);
 	return alloc_in(pool, size, true, POOL_LOCKED, 0);
 }
 
 static POOL_NOINLINE int locked_free(struct pool *pool, const char *function,
-                                     void *ptr)
+                                     void *ptr, size_t index)
 {
-	return free_in(pool, function, ptr, POOL_LOCKED, 0);
+	return free_in(pool, function, ptr, index, POOL_LOCKED, 0);
 }
 
 /* Every mode with hooks; op is the trace record to write, or UNTRACED. */
@@ -253,17 +262,14 @@ static POOL_NOINLINE void *hooked_alloc(struct pool *pool, size_t size,
 	unsigned hooks = pool->hooks;
 	void *ptr;
 
-	switch (pool->mode) {
-	case POOL_SINGLE:
+	if (size > pool->block_size)
+		ptr = fallback_alloc(pool, size, zero);
+	else if (pool->mode == POOL_SINGLE)
 		ptr = alloc_in(pool, size, zero, POOL_SINGLE, hooks);
-		break;
-	case POOL_LOCKED:
+	else if (pool->mode == POOL_LOCKED)
 		ptr = alloc_in(pool, size, zero, POOL_LOCKED, hooks);
-		break;
-	default:
+	else
 		ptr = alloc_in(pool, size, zero, POOL_PER_THREAD, hooks);
-		break;
-	}
 	if (op != UNTRACED && (hooks & HOOK_TRACE))
 		trace_record(pool, op, "size=%zu ptr=0x%" PRIxPTR " src=%s",
 		             size, (uintptr_t)ptr,
@@ -275,51 +281,97 @@ static POOL_NOINLINE int hooked_free(struct pool *pool, const char *function,
                                      void *ptr, enum trace_op op)
 {
 	unsigned hooks = pool->hooks;
+	size_t index = region_slot(pool, ptr);
 	int done;
 
-	switch (pool->mode) {
-	case POOL_SINGLE:
-		done = free_in(pool, function, ptr, POOL_SINGLE, hooks);
-		break;
-	case POOL_LOCKED:
-		done = free_in(pool, function, ptr, POOL_LOCKED, hooks);
-		break;
-	default:
-		done = free_in(pool, function, ptr, POOL_PER_THREAD, hooks);
-		break;
-	}
+	if (pool->mode == POOL_SINGLE)
+		done = index < pool->block_count
+		           ? free_in(pool, function, ptr, index, POOL_SINGLE,
+		                     hooks)
+		           : free_outside(pool, function, ptr);
+	else if (pool->mode == POOL_LOCKED)
+		done = free_in(pool, function, ptr, index, POOL_LOCKED, hooks);
+	else
+		done = free_in(pool, function, ptr, index, POOL_PER_THREAD,
+		               hooks);
 	if (op != UNTRACED && (hooks & HOOK_TRACE))
 		trace_record(pool, op, "ptr=0x%" PRIxPTR " src=%s",
 		             (uintptr_t)ptr, trace_src_name((unsigned)done));
 	return done;
 }
 
+/* What the dispatch's compares leave: a locked or hooked pool, or a size
+ * that fits no block. */
+static POOL_NOINLINE void *other_alloc(struct pool *pool, size_t size,
+                                       bool zero, enum trace_op op)
+{
+	if (pool->dispatch == DISPATCH_LOCKED)
+		return zero ? locked_calloc(pool, size)
+		            : locked_malloc(pool, size);
+	if (pool->dispatch == DISPATCH_HOOKED)
+		return hooked_alloc(pool, size, zero, op);
+	return fallback_alloc(pool, size, zero);
+}
+
 /* ------------------------------------------------------------ dispatch */
 
-/* The one dispatch of every allocation; op as for hooked_alloc(). */
+/*
+ * The one dispatch of every allocation; op as for hooked_alloc().  One
+ * compare each tells an unhooked POOL_SINGLE or POOL_PER_THREAD pool and a
+ * size that fits its blocks (see struct pool).
+ */
 POOL_INLINE void *alloc_dispatch(struct pool *pool, size_t size, bool zero,
                                  enum trace_op op)
 {
-	if (likely(pool->dispatch == DISPATCH_SINGLE))
+	if (likely(size < pool->single_limit))
 		return alloc_in(pool, size, zero, POOL_SINGLE, 0);
-	if (pool->dispatch == DISPATCH_PER_THREAD)
+	if (likely(size < pool->thread_limit))
 		return alloc_in(pool, size, zero, POOL_PER_THREAD, 0);
-	if (pool->dispatch == DISPATCH_LOCKED)
-		return zero ? locked_calloc(pool, size) : locked_malloc(pool, size);
-	return hooked_alloc(pool, size, zero, op);
+	return other_alloc(pool, size, zero, op);
 }
 
-/* The one dispatch of every free; returns what it did (enum trace_src). */
+/* The one dispatch of every free; returns what it did (enum trace_src).
+ * For an unhooked POOL_SINGLE pool, one compare tells both the mode and a
+ * block start of the region. */
 POOL_INLINE int free_dispatch(struct pool *pool, const char *function,
                               void *ptr, enum trace_op op)
 {
-	if (likely(pool->dispatch == DISPATCH_SINGLE))
-		return free_in(pool, function, ptr, POOL_SINGLE, 0);
+	size_t index = region_slot(pool, ptr);
+
+	if (likely(index < pool->single_count))
+		return free_in(pool, function, ptr, index, POOL_SINGLE, 0);
+	if (pool->dispatch == DISPATCH_SINGLE)
+		return free_outside(pool, function, ptr);
 	if (pool->dispatch == DISPATCH_PER_THREAD)
-		return free_in(pool, function, ptr, POOL_PER_THREAD, 0);
+		return free_in(pool, function, ptr, index, POOL_PER_THREAD, 0);
 	if (pool->dispatch == DISPATCH_LOCKED)
-		return locked_free(pool, function, ptr);
+		return locked_free(pool, function, ptr, index);
 	return hooked_free(pool, function, ptr, op);
+}
+
+/* pool_free()'s instances, one per kind of pool. */
+static void single_free(struct pool *pool, void *ptr)
+{
+	size_t index = region_slot(pool, ptr);
+	if (likely(index < pool->block_count))
+		free_in(pool, "pool_free", ptr, index, POOL_SINGLE, 0);
+	else
+		free_outside(pool, "pool_free", ptr);
+}
+
+static void per_thread_free(struct pool *pool, void *ptr)
+{
+	free_in(pool, "pool_free", ptr, 0, POOL_PER_THREAD, 0);
+}
+
+static void locked_free_entry(struct pool *pool, void *ptr)
+{
+	locked_free(pool, "pool_free", ptr, region_slot(pool, ptr));
+}
+
+static void hooked_free_entry(struct pool *pool, void *ptr)
+{
+	hooked_free(pool, "pool_free", ptr, TRACE_OP_FREE);
 }
 
 /* ------------------------------------------------------------ realloc */
@@ -404,27 +456,25 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 		return NULL;
 	}
 
-	struct pool *pool;
-	if (posix_memalign((void **)&pool, POOL_CACHE_LINE, sizeof *pool) !=
-	    0) {
+	unsigned span_shift = span_shift_for(block_count);
+	if (mode == POOL_PER_THREAD &&
+	    ((block_count - 1) >> span_shift) >= UINT32_MAX - 1) {
+		errno = ENOMEM; /* span numbers are 32-bit */
+		return NULL;
+	}
+	struct pool *pool = region_pool_map(mode, block_count, span_shift);
+	if (pool == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	memset(pool, 0, sizeof *pool);
 	pool->block_shift = (uint8_t)shift;
 	pool->block_size = (size_t)1 << shift;
 	pool->block_count = block_count;
 	pool->flags = flags;
 	pool->mode = (uint8_t)mode;
-	pool->span_shift = (uint8_t)span_shift_for(block_count);
+	pool->span_shift = (uint8_t)span_shift;
 	pool->secret = make_secret(pool);
-
-	int error = 0;
-	if (mode == POOL_PER_THREAD &&
-	    ((block_count - 1) >> pool->span_shift) >= UINT32_MAX - 1)
-		error = ENOMEM; /* span numbers are 32-bit */
-	if (!error)
-		error = region_reserve(pool);
+	int error = region_reserve(pool);
 	if (!error && mode == POOL_LOCKED &&
 	    pthread_mutex_init(&pool->lock, NULL) != 0)
 		error = ENOMEM;
@@ -434,7 +484,6 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 		error = fork_register(pool);
 	if (error) {
 		region_release(pool);
-		free(pool);
 		errno = error;
 		return NULL;
 	}
@@ -450,6 +499,17 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 	                 : mode == POOL_SINGLE ? DISPATCH_SINGLE
 	                 : mode == POOL_LOCKED ? DISPATCH_LOCKED
 	                                       : DISPATCH_PER_THREAD;
+	if (pool->dispatch == DISPATCH_SINGLE) {
+		pool->single_limit = pool->block_size + 1;
+		pool->single_count = block_count;
+	} else if (pool->dispatch == DISPATCH_PER_THREAD) {
+		pool->thread_limit = pool->block_size + 1;
+	}
+	pool->free_entry = pool->dispatch == DISPATCH_SINGLE ? single_free
+	                   : pool->dispatch == DISPATCH_PER_THREAD
+	                       ? per_thread_free
+	                   : pool->dispatch == DISPATCH_LOCKED ? locked_free_entry
+	                                                       : hooked_free_entry;
 	return pool;
 }
 
@@ -479,7 +539,6 @@ POOL_API void pool_destroy(pool_t *pool)
 	if (pool->mode == POOL_LOCKED)
 		pthread_mutex_destroy(&pool->lock);
 	region_release(pool);
-	free(pool);
 }
 
 POOL_API void *pool_malloc(pool_t *pool, size_t size)
@@ -500,7 +559,7 @@ POOL_API void *pool_calloc(pool_t *pool, size_t nmemb, size_t size)
 
 POOL_API void pool_free(pool_t *pool, void *ptr)
 {
-	free_dispatch(pool, "pool_free", ptr, TRACE_OP_FREE);
+	pool->free_entry(pool, ptr);
 }
 
 POOL_API void *pool_realloc(pool_t *pool, void *ptr, size_t size)

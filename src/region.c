@@ -1,12 +1,15 @@
 /*
  * The region: one contiguous mapping of block_count blocks of 2^k bytes,
- * plus the side tables a mode needs (a byte per block, or a state and a claim
- * word per block and a descriptor per span).
+ * between two inaccessible guard pages, and apart from it, in a mapping of
+ * their own, the side tables a mode needs (a bit per block, or a
+ * descriptor per span).  A write that runs off either end of the region
+ * faults at the write, and never reaches the pool's own bookkeeping.
  *
  * Everything is mapped anonymous and private, so the kernel hands out zero
  * pages on first touch: a pool costs address space at pool_init() and
  * resident memory only as blocks are used, and a block that was never handed
- * out is known to be zero.
+ * out is known to be zero.  MAP_NORESERVE: untouched pages cost nothing,
+ * not even commit charge.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -18,6 +21,12 @@
 
 /* ------------------------------------------------------------ helpers */
 
+static size_t page_size(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	return page > 0 ? (size_t)page : 4096;
+}
+
 /* Rounds n up to a multiple of align (a power of two); 0 on overflow. */
 static size_t round_up(size_t n, size_t align)
 {
@@ -26,81 +35,72 @@ static size_t round_up(size_t n, size_t align)
 	return (n + align - 1) & ~(align - 1);
 }
 
-/* Adds n (rounded to align) to *total, returning the offset; SIZE_MAX on
- * overflow. */
-static size_t layout_add(size_t *total, size_t n, size_t align)
+static void *map_anonymous(size_t size, int protection)
 {
-	size_t offset = round_up(*total, align);
-	if (offset == 0 && *total != 0)
-		return SIZE_MAX;
-	if (n > SIZE_MAX - offset)
-		return SIZE_MAX;
-	*total = offset + n;
-	return offset;
+	void *map = mmap(NULL, size, protection,
+	                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return map == MAP_FAILED ? NULL : map;
 }
 
-static size_t page_size(void)
+/* The size of a pool's own mapping: the structure, then a bit per block
+ * (POOL_SINGLE, POOL_LOCKED) or a descriptor per span (POOL_PER_THREAD),
+ * cache-line aligned; 0 on overflow. */
+static size_t side_size(int mode, size_t count, unsigned span_shift,
+                        size_t *spans_at, size_t *span_count)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	return page > 0 ? (size_t)page : 4096;
+	size_t words = (count - 1) / 64 + 1;
+	size_t head = sizeof(struct pool);
+	if (mode != POOL_PER_THREAD)
+		return words > (SIZE_MAX - head) / sizeof(uint64_t)
+		           ? 0
+		           : head + words * sizeof(uint64_t);
+	size_t spans = ((count - 1) >> span_shift) + 1;
+	*spans_at = round_up(head, POOL_CACHE_LINE);
+	*span_count = spans;
+	if (spans > (SIZE_MAX - *spans_at) / sizeof(struct span))
+		return 0;
+	return *spans_at + spans * sizeof(struct span);
 }
 
 /* ------------------------------------------------------------ internal API */
 
-/*
- * One mapping holds, in order: the blocks (page aligned, so every block is
- * aligned to its own size up to the page size), then the side tables.
- * MAP_NORESERVE: untouched pages cost nothing, not even commit charge.
- */
+struct pool *region_pool_map(int mode, size_t block_count, unsigned span_shift)
+{
+	size_t spans_at = 0, span_count = 0;
+	size_t size = round_up(
+	    side_size(mode, block_count, span_shift, &spans_at, &span_count),
+	    page_size());
+	if (size == 0)
+		return NULL;
+	struct pool *pool = map_anonymous(size, PROT_READ | PROT_WRITE);
+	if (pool == NULL)
+		return NULL;
+	pool->side = pool;
+	pool->side_size = size;
+	if (mode == POOL_PER_THREAD) {
+		pool->spans = (struct span *)((char *)pool + spans_at);
+		pool->span_count = span_count;
+	}
+	return pool;
+}
+
 int region_reserve(struct pool *pool)
 {
 	size_t page = page_size();
-	size_t count = pool->block_count;
-	size_t total = 0, off_bits = 0, off_state = 0, off_claims = 0,
-	       off_spans = 0;
+	size_t bytes = round_up(pool->block_count << pool->block_shift, page);
 
-	if (count > SIZE_MAX >> pool->block_shift)
+	if (bytes == 0 || bytes > SIZE_MAX - 2 * page)
 		return ENOMEM;
-	layout_add(&total, count << pool->block_shift, page);
-	if (pool->mode == POOL_PER_THREAD) {
-		size_t spans = ((count - 1) >> pool->span_shift) + 1;
-		if (count > SIZE_MAX / sizeof(uint32_t) ||
-		    spans > SIZE_MAX / sizeof(struct span))
-			return ENOMEM;
-		off_state = layout_add(&total, count * sizeof(uint32_t),
-		                       POOL_CACHE_LINE);
-		off_claims = layout_add(&total, count * sizeof(uint32_t),
-		                        POOL_CACHE_LINE);
-		off_spans = layout_add(&total, spans * sizeof(struct span),
-		                       POOL_CACHE_LINE);
-		pool->span_count = spans;
-	} else {
-		off_bits = layout_add(&total, count, POOL_CACHE_LINE);
-	}
-	if (off_bits == SIZE_MAX || off_state == SIZE_MAX ||
-	    off_claims == SIZE_MAX || off_spans == SIZE_MAX)
+	/* The whole reservation inaccessible, then the blocks opened. */
+	char *map = map_anonymous(bytes + 2 * page, PROT_NONE);
+	if (map == NULL)
 		return ENOMEM;
-	total = round_up(total, page);
-	if (total == 0)
-		return ENOMEM;
-
-	void *map = mmap(NULL, total, PROT_READ | PROT_WRITE,
-	                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (map == MAP_FAILED)
-		return ENOMEM;
-
 	pool->mapping = map;
-	pool->mapping_size = total;
-	pool->base = map;
-	pool->end = pool->base + (count << pool->block_shift);
-	if (pool->mode == POOL_PER_THREAD) {
-		pool->block_state =
-		    (_Atomic uint32_t *)(pool->base + off_state);
-		pool->claims = (_Atomic uint32_t *)(pool->base + off_claims);
-		pool->spans = (struct span *)(pool->base + off_spans);
-	} else {
-		pool->allocated = (uint8_t *)(pool->base + off_bits);
-	}
+	pool->mapping_size = bytes + 2 * page;
+	if (mprotect(map + page, bytes, PROT_READ | PROT_WRITE) != 0)
+		return ENOMEM;
+	pool->base = map + page;
+	pool->end = pool->base + (pool->block_count << pool->block_shift);
 	return 0;
 }
 
@@ -110,5 +110,9 @@ void region_release(struct pool *pool)
 		hooks_mapping_forget(pool->mapping, pool->mapping_size);
 		munmap(pool->mapping, pool->mapping_size);
 	}
-	pool->mapping = NULL;
+	/* Last: the pool itself lives there. */
+	void *side = pool->side;
+	size_t size = pool->side_size;
+	hooks_mapping_forget(side, size);
+	munmap(side, size);
 }

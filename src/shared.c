@@ -27,22 +27,31 @@ static void *take_rest(struct pool *pool, void **corrupt)
 {
 	struct shared_list *list = &pool->shared;
 
-	if (list->free_list != NULL) {
-		*corrupt = list->free_list;
-		list->free_list = NULL;
+	if (list->head != NULL) {
+		/* The block whose link was refused: head is only ever
+		 * refused when a pop decoded it from last's link. */
+		*corrupt = list->last;
+		list->head = NULL;
 	}
 	if (list->bump >= pool->block_count)
 		return NULL;
 	size_t index = list->bump;
-	void *block = region_block(pool, index);
-	if (pool->allocated[index]) {
-		*corrupt = block;
+	if (bit_test_and_set(pool->allocated, index)) {
+		*corrupt = region_block(pool, index);
 		return NULL;
 	}
 	list->bump++;
-	pool->allocated[index] = 1;
 	list->allocs++;
-	return block;
+	return region_block(pool, index);
+}
+
+/* Blocks handed out now: the bits set below bump.  Lock held. */
+static size_t handed_out(const struct pool *pool)
+{
+	size_t count = 0;
+	for (size_t w = 0; w < (pool->shared.bump + 63) / 64; w++)
+		count += (size_t)__builtin_popcountll(pool->allocated[w]);
+	return count;
 }
 
 /* ------------------------------------------------------------ internal API */
@@ -66,7 +75,7 @@ void *shared_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 bool shared_block_is_live(struct pool *pool, size_t index)
 {
 	shared_lock(pool);
-	bool live = pool->allocated[index];
+	bool live = bit_test(pool->allocated, index);
 	shared_unlock(pool);
 	return live;
 }
@@ -76,8 +85,8 @@ void shared_stats(struct pool *pool, pool_stats_t *out)
 	shared_lock(pool);
 	shared_check(pool);
 	out->allocs = pool->shared.allocs;
-	out->frees = pool->shared.frees;
-	out->in_use = (size_t)(pool->shared.allocs - pool->shared.frees);
+	out->in_use = handed_out(pool);
+	out->frees = pool->shared.allocs - out->in_use;
 	/* The free list is used before the bump, so in_use reaches a new
 	 * high only when it equals bump: the peak is exactly bump. */
 	out->peak_in_use = pool->shared.bump;
@@ -92,23 +101,21 @@ void shared_stats(struct pool *pool, pool_stats_t *out)
 void shared_check(struct pool *pool)
 {
 	struct shared_list *list = &pool->shared;
-	size_t listed = 0, handed_out = 0;
+	size_t listed = 0, index;
+	char *block = list->head;
 
-	/* Lists that hold a link the fast path would refuse are reported
+	/* A list that holds a link the fast path would refuse is reported
 	 * when met; check only a list that is whole. */
-	for (void *block = list->free_list; block != NULL;
-	     block = link_load(pool, block, pool->hooks)) {
-		size_t index = region_slot(pool, block);
-		if (index >= list->bump || pool->allocated[index] ||
-		    listed >= list->bump ||
-		    !link_is_valid(pool, link_load(pool, block, pool->hooks)))
+	for (; (index = region_slot(pool, block)) < list->bump;
+	     block = (char *)(uintptr_t)link_load(pool, block, pool->hooks)) {
+		if (bit_test(pool->allocated, index) || listed >= list->bump)
 			return;
 		listed++;
 	}
-	for (size_t i = 0; i < list->bump; i++)
-		handed_out += pool->allocated[i];
-	assert(listed + handed_out == list->bump);
-	assert(list->allocs - list->frees == handed_out);
+	if (block != NULL)
+		return;
+	assert(listed + handed_out(pool) == list->bump);
+	assert(handed_out(pool) <= list->allocs);
 }
 #else
 void shared_check(struct pool *pool)

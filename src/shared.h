@@ -3,11 +3,12 @@
  * caller holds the lock in POOL_LOCKED mode).  The fast paths are inline
  * here; everything else is in shared.c.
  *
- * Free blocks are linked through their first word.  Blocks past `bump`
- * have never been handed out, so pool_init() builds no list (O(1), touches
- * no page) and a block taken from the bump is known to be zero.  One byte
- * per block says whether it is handed out; it turns a double free and a
- * corrupted link into a report instead of a block given to two owners.
+ * Free blocks are linked through their first word (see struct
+ * shared_list).  Blocks past `bump` have never been handed out, so
+ * pool_init() builds no list (O(1), touches no page) and a block taken
+ * from the bump is known to be zero.  One bit per block says whether it
+ * is handed out; it turns a double free and a corrupted link into a
+ * report instead of a block given to two owners.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -18,28 +19,23 @@
 
 /*
  * Takes the head of the free list: the fast path.  Returns NULL when the
- * list is empty or its head is not to be trusted (its link names no block
- * start of the region, or it is marked handed out); then nothing changed,
- * and shared_alloc_slow() tells which and reports.  Keeping the report
- * out of here leaves the fast path no call to make but tail calls.
+ * list is empty or its head is not to be trusted (no block of the region,
+ * or marked handed out); then nothing changed, and shared_alloc_slow()
+ * tells which and reports.  Keeping the report out of here leaves the
+ * fast path no call to make but tail calls.
  */
 POOL_INLINE void *shared_pop(struct pool *pool, unsigned hooks)
 {
 	struct shared_list *list = &pool->shared;
-	void *block = list->free_list;
+	char *block = list->head;
+	size_t index = region_slot(pool, block);
 
-	if (unlikely(block == NULL))
+	if (unlikely(index >= pool->block_count ||
+	             bit_test_and_set(pool->allocated, index)))
 		return NULL;
-	void *next = link_load(pool, block, hooks);
-	size_t index = region_index_of(pool, block);
-	/* A link is trusted only once it names a block start inside the
-	 * region: a use-after-free write cannot steer us away. */
-	if (unlikely(!link_is_valid(pool, next) || pool->allocated[index]))
-		return NULL;
-	list->free_list = next;
-	pool->allocated[index] = 1;
+	list->head = (char *)(uintptr_t)link_load(pool, block, hooks);
+	list->last = block;
 	list->allocs++;
-	POOL_ASSERT(list->allocs - list->frees <= list->bump);
 	return block;
 }
 
@@ -50,14 +46,11 @@ POOL_INLINE int shared_free(struct pool *pool, void *block, size_t index,
 {
 	struct shared_list *list = &pool->shared;
 
-	if (unlikely(!pool->allocated[index]))
+	if (unlikely(!bit_test_and_clear(pool->allocated, index)))
 		return POOL_ERROR_DOUBLE_FREE;
-	pool->allocated[index] = 0;
-	POOL_ASSERT(list->allocs > list->frees);
 	hooks_block_in(pool, block, hooks);
-	link_store(pool, block, list->free_list, hooks);
-	list->free_list = block;
-	list->frees++;
+	link_store(pool, block, (uintptr_t)list->head, hooks);
+	list->head = block;
 	return 0;
 }
 

@@ -1,14 +1,15 @@
 /*
  * POOL_PER_THREAD: lock-free per-thread spans.
  *
- * The region is cut into spans of 2^span_shift blocks; pool_free() finds a
- * block's span with one more shift.  A thread owns at most one span at a
- * time, its active span, and allocates from it with no lock and no atomic
- * read-modify-write: a local free list linked through word 0 of the free
- * blocks, then the span's never-used tail (the bump).  A thread that frees a
- * block of its active span pushes it on that local list, again with plain
- * loads and stores.  Any other free is a remote free: the block goes on the
- * span's remote list, a lock-free stack linked through word 1 of the blocks.
+ * The region is cut into spans of 2^span_shift blocks (at most 256); a
+ * span's descriptor (two cache lines, internal.h) holds its lists and a
+ * bit per block.  A thread owns at most one span at a time, its active
+ * span, and allocates from it with no lock and no atomic read-modify-write:
+ * a local free list linked through word 0 of the free blocks, then the
+ * span's never-used tail (the bump).  A thread that frees a block of its
+ * active span pushes it on that local list, again with plain loads and
+ * stores.  Any other free is a remote free: the block goes on the span's
+ * remote list, a lock-free stack linked through word 1 of the blocks.
  *
  * Spans nobody owns sit on the pool's available stack, or are "abandoned":
  * a thread whose active span has nothing left marks it abandoned and moves
@@ -31,36 +32,46 @@
  *
  * Why a double free can never hand a block out twice, even when two threads
  * free the same block at the same moment:
- *  - Every block has a state word, written only by the owner of its span:
- *    generation << 2 | parked | handed-out.  Allocation sets the low bit; a
- *    free by the owner starts the next generation, not handed out.
- *  - A remote free first claims the block: a CAS of its claim word from 0 to
- *    the state it read.  Of two remote frees of one block only one can claim
- *    it, so a block is on a remote list at most once and no list can loop.
- *  - The owner, draining its remote list, accepts a block only if the claim
- *    still equals the block's state (same generation, still handed out).  If
- *    the owner freed the block in the meantime, the generations differ: the
- *    remote free is reported and dropped.  The owner never hands out a block
- *    that carries a claim: it parks it (free, on no list) and the drain puts
- *    it back on the local list, so the block is on a list exactly once.  The
- *    owner also refuses to free an allocation that a remote free claimed.
- *  - The remote link lives in word 1 and the local link in word 0, so even
- *    a block that sits on both lists after such a race keeps both intact;
- *    a drain also stops at any link that does not name a claimed block of
- *    the span (a claim is cleared once processed, so revisits stop too).
+ *  - A block's out bit is set while it is handed out; only the span's owner
+ *    writes it.  A remote free first claims the block: an atomic OR of its
+ *    claim bit.  Of two remote frees of one block only one finds the bit
+ *    clear, so a block is on a remote list at most once and no list can
+ *    loop; the other is reported.
+ *  - Having claimed, the remote free reads the out bit: a block that is not
+ *    handed out is a double free (the claim is withdrawn and it is
+ *    reported).  The owner, freeing a block of its own, refuses one that
+ *    is claimed (the remote free came first).  The two checks can still
+ *    both pass when the two frees race (each reads the other's bit before
+ *    the other writes it); then the block is both on the local list and
+ *    claimed, and the drain finds a claimed block that is not handed out:
+ *    it reports the second free and leaves the block where the owner put
+ *    it, once.
+ *  - The owner never hands out a block that is claimed: it parks it (moves
+ *    it from the local list to the parked list) until the drain has seen
+ *    the remote free, then puts it back.  So a claim is always for the
+ *    allocation that was live when it was made, never for a later one, and
+ *    the remote link in word 1 stays intact while the block is on the
+ *    remote list (the local link is word 0: a block on both lists keeps
+ *    both).  A drain also stops at any link that does not name a claimed
+ *    block of the span (a claim is cleared once processed, so revisits stop
+ *    too).
+ *
+ * Counting: a span counts the blocks its owners hand out (allocs, in the
+ * owner line); the blocks handed out now are its out bits that no claim
+ * cancels, so the frees are the difference and nobody counts them.
  *
  * Memory ordering, pair by pair:
  *  - remote push (release CAS on span->remote) / drain (acquire exchange):
- *    the drainer sees the word-1 links the pushers wrote.
+ *    the drainer sees the word-1 links and claim bits the pushers wrote.
  *  - available push (release CAS) / pop (acquire CAS): the acquirer of a
- *    span sees the owner-line fields (local_free, bump) its last holder
+ *    span sees the owner line (lists, bump, out bits) its last holder
  *    wrote.  An abandoning owner's CAS on span->remote is a release too, and
  *    the publishing remote free's CAS on span->remote acquires it before the
  *    push, so the chain owner -> publisher -> acquirer is ordered.
- *  - block_state and claims are read with relaxed loads: a free happens
+ *  - out bits are read by remote frees with relaxed loads: a free happens
  *    after the allocation it frees (the program passed the pointer on, which
- *    synchronises), so the state it reads is current unless the program
- *    races with itself, and then the generation check above decides.
+ *    synchronises), so the bit it reads is current unless the program races
+ *    with itself, and then the claim protocol above decides.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -74,6 +85,9 @@
 __thread struct thread_hint thread_hint
     __attribute__((tls_model("initial-exec")));
 
+/* The span of a thread that holds none: empty lists, never written. */
+struct span thread_no_span;
+
 /* This thread's caches, one per pool it has used, linked by thread_next. */
 static __thread struct thread_cache *thread_caches
     __attribute__((tls_model("initial-exec")));
@@ -86,36 +100,117 @@ static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static int exit_key_error;
 
+/* ------------------------------------------------------------ helpers */
+
+static size_t span_first_block(const struct pool *pool, const struct span *span)
+{
+	return (size_t)(span - pool->spans) << pool->span_shift;
+}
+
+static void *span_block(const struct pool *pool, const struct span *span,
+                        uint64_t rel)
+{
+	return region_block(pool, span_first_block(pool, span) + rel);
+}
+
+static bool span_out(struct span *span, uint64_t rel)
+{
+	return shared_test(span->out, rel);
+}
+
+static bool span_claimed(struct span *span, uint64_t rel)
+{
+	return shared_test(span->claim, rel);
+}
+
+/* Sets or clears a block's out bit; the owner's. */
+static void span_set_out(struct span *span, uint64_t rel, bool out)
+{
+	if (out)
+		owned_test_and_set(span->out, rel);
+	else
+		owned_test_and_clear(span->out, rel);
+}
+
+/* The index in the span of the block at ptr, or a value >= capacity when
+ * ptr is no block start of the span (as region_slot()). */
+static uint64_t span_rel(const struct pool *pool, const struct span *span,
+                         const void *ptr)
+{
+	uintptr_t offset = (uintptr_t)ptr - (uintptr_t)span_block(pool, span, 0);
+	unsigned shift = pool->block_shift;
+	return (offset >> shift) | (offset << (-shift & 63));
+}
+
+/* Pushes a block on one of the owner's lists (local or parked). */
+static void span_list_push(struct pool *pool, char **list, char *block)
+{
+	link_store(pool, block, (uintptr_t)*list, pool->hooks);
+	*list = block;
+}
+
+static char *span_list_next(struct pool *pool, char *block)
+{
+	return (char *)(uintptr_t)link_load(pool, block, pool->hooks);
+}
+
+/* The thread's active span, or NULL; the hint holds the pool. */
+static struct span *hint_span(void)
+{
+	return thread_hint.span == &thread_no_span ? NULL : thread_hint.span;
+}
+
+/* Makes span (or none, for NULL) the thread's active span; the hint holds
+ * the pool. */
+static void hint_set_span(struct pool *pool, struct span *span)
+{
+	if (span == NULL) {
+		thread_hint.span = &thread_no_span;
+		thread_hint.first = 0;
+		thread_hint.capacity = 0;
+		return;
+	}
+	thread_hint.span = span;
+	thread_hint.first =
+	    (uintptr_t)region_block(pool, span_first_block(pool, span));
+	thread_hint.capacity = span->capacity;
+}
+
 /* ------------------------------------------------------------ invariants */
 
 #ifdef SHIFTPOOL_ASSERTIONS
+/* Counts a list of the span: the blocks it names, once each, free; or
+ * SIZE_MAX for a list that a use after free damaged (reported when met). */
+static size_t span_list_length(struct pool *pool, struct span *span,
+                               char *block)
+{
+	size_t n = 0;
+	uint64_t rel;
+	for (; (rel = span_rel(pool, span, block)) < span->capacity;
+	     block = span_list_next(pool, block)) {
+		if (n >= span->capacity || span_out(span, rel))
+			return SIZE_MAX;
+		n++;
+	}
+	return block == NULL ? n : SIZE_MAX;
+}
+
 /* The span invariant of internal.h, for a span the caller holds: every
- * block below bump is on the local list, handed out or parked, exactly
- * once.  Blocks on the remote list are still handed out by their state. */
+ * block below bump is handed out, or on the local list, or parked, once. */
 static void span_check(struct pool *pool, struct span *span)
 {
-	size_t first = span_first_block(pool, span);
 	uint32_t bump = atomic_load_explicit(&span->bump, memory_order_relaxed);
-	size_t listed = 0, out = 0;
+	size_t local = span_list_length(pool, span, span->local);
+	size_t parked = span_list_length(pool, span, span->parked);
+	size_t out = 0;
 
-	for (void *block = span->local_free; block != NULL;
-	     block = link_load(pool, block, pool->hooks)) {
-		size_t index = region_slot(pool, block);
-		/* A list a use after free damaged is reported when met. */
-		if (index - first >= bump || listed >= bump ||
-		    !link_is_valid(pool, link_load(pool, block, pool->hooks)))
-			return;
-		uint32_t state = atomic_load_explicit(
-		    &pool->block_state[index], memory_order_relaxed);
-		assert(!(state & (STATE_OUT | STATE_PARKED)));
-		listed++;
-	}
-	for (size_t i = first; i < first + bump; i++)
-		out += (atomic_load_explicit(&pool->block_state[i],
-		                             memory_order_relaxed) &
-		        (STATE_OUT | STATE_PARKED)) != 0;
-	assert(listed + out == bump);
 	assert(bump <= span->capacity);
+	for (uint32_t rel = 0; rel < span->capacity; rel++) {
+		assert(rel < bump || !span_out(span, rel));
+		out += span_out(span, rel);
+	}
+	if (local != SIZE_MAX && parked != SIZE_MAX)
+		assert(local + parked + out == bump);
 }
 #else
 #define span_check(pool, span) ((void)0)
@@ -174,6 +269,23 @@ static struct span *fresh_span(struct pool *pool)
 	return span;
 }
 
+/* Puts back on the local list the parked blocks no claim holds any
+ * longer.  The caller owns the span. */
+static void span_unpark(struct pool *pool, struct span *span)
+{
+	char *block = span->parked;
+	span->parked = NULL;
+	while (block != NULL) {
+		char *next = span_list_next(pool, block);
+		span_list_push(pool,
+		               span_claimed(span, span_rel(pool, span, block))
+		                   ? &span->parked
+		                   : &span->local,
+		               block);
+		block = next;
+	}
+}
+
 /*
  * Moves the span's remote list onto its local list.  The caller owns the
  * span.  Returns how many blocks came back.
@@ -188,61 +300,46 @@ static size_t span_drain(struct pool *pool, struct span *span)
 	    atomic_exchange_explicit(&span->remote, 0, memory_order_acquire);
 	/* SPAN_ABANDONED is set only while nobody holds the span. */
 	POOL_ASSERT(!(head & SPAN_ABANDONED));
-	size_t first = span_first_block(pool, span);
 	size_t returned = 0;
 	uint32_t link = (uint32_t)head;
 
 	while (link != 0) {
-		uint32_t offset = link - 1;
-		if (offset >= span->capacity) {
-			report_corrupted(pool, region_block(pool, first));
+		uint32_t rel = link - 1;
+		if (rel >= span->capacity || !span_claimed(span, rel)) {
+			/* A link overwritten, or we came round a loop: a
+			 * claim is cleared once processed.  Stop; never
+			 * follow it. */
+			report_corrupted(pool, span_block(pool, span, rel <
+			                                      span->capacity
+			                                          ? rel
+			                                          : 0));
 			break;
 		}
-		size_t index = first + offset;
-		void *block = region_block(pool, index);
-		uint32_t claim = atomic_load_explicit(&pool->claims[index],
-		                                      memory_order_relaxed);
-		if (claim == 0) {
-			/* Not claimed: the link was overwritten, or we came
-			 * round a loop.  Stop; never follow it. */
-			report_corrupted(pool, block);
-			break;
-		}
+		char *block = span_block(pool, span, rel);
 		link = remote_link_load(pool, block, hooks);
-		uint32_t state = atomic_load_explicit(&pool->block_state[index],
-		                                      memory_order_relaxed);
-		if (claim == state || (state & STATE_PARKED)) {
-			/* A remote free of the live allocation, or of a block
-			 * the owner freed too and then parked: either way the
-			 * block goes back on the local list, once. */
-			atomic_store_explicit(&pool->block_state[index],
-			                      claim == state
-			                          ? state_freed(state)
-			                          : state & ~STATE_PARKED,
-			                      memory_order_relaxed);
-			link_store(pool, block, span->local_free, hooks);
-			span->local_free = block;
+		if (span_out(span, rel)) {
+			span_set_out(span, rel, false);
+			span_list_push(pool, &span->local, block);
 			returned++;
-		}
-		if (claim != state) {
+		} else {
 			/* The owner freed this block while another thread
-			 * freed it too; the owner's free stands, and the
-			 * remote one, counted when it was made, is undone. */
-			atomic_fetch_sub_explicit(
-			    &pool->retired.counters[COUNT_FREES], 1,
-			    memory_order_relaxed);
+			 * freed it too: the owner's free stands (the block is
+			 * on the local list or parked) and the remote one is
+			 * the second. */
 			report_detected(pool, "pool_free", block,
 			                POOL_ERROR_DOUBLE_FREE);
 		}
-		atomic_store_explicit(&pool->claims[index], 0,
-		                      memory_order_relaxed);
+		atomic_fetch_and_explicit(&span->claim[rel >> 6],
+		                          ~bit_mask(rel), memory_order_relaxed);
 	}
+	if (span->parked != NULL)
+		span_unpark(pool, span);
 	return returned;
 }
 
 static bool span_has_free(const struct span *span)
 {
-	return span->local_free != NULL ||
+	return span->local != NULL ||
 	       atomic_load_explicit(&span->bump, memory_order_relaxed) <
 	           span->capacity;
 }
@@ -250,12 +347,13 @@ static bool span_has_free(const struct span *span)
 /*
  * Gives up ownership of a span.  A span with free blocks goes on the
  * available stack; an empty one is abandoned, unless remote frees arrived,
- * in which case it is published after all.
+ * in which case it is published after all.  Parked blocks count as free:
+ * the drain of whoever takes the span next puts them back.
  */
 static void span_release(struct pool *pool, struct span *span)
 {
 	span_check(pool, span);
-	if (!span_has_free(span)) {
+	if (!span_has_free(span) && span->parked == NULL) {
 		uint64_t expected = 0;
 		/* Release: whoever later publishes and acquires the span sees
 		 * our writes to its owner line. */
@@ -267,76 +365,49 @@ static void span_release(struct pool *pool, struct span *span)
 	available_push(pool, span);
 }
 
-/* Makes span the cache's active span and takes in its remote frees. */
-static void span_adopt(struct pool *pool, struct thread_cache *tc,
-                       struct span *span)
-{
-	tc->active = span;
-	span_drain(pool, span);
-	span_check(pool, span);
-}
-
 /*
  * Takes a block from a span the caller owns: the local list first (LIFO,
  * so the block is likely still in cache), then the never-used tail
  * (*fresh).  Returns NULL when the span has neither, or when its list is
- * found corrupted: that is reported, and the list dropped.  A block still
- * claimed by a remote free of its last life (a double free raced with our
- * own free) is parked instead: taken off the list, left for the drain to
- * reconcile.
+ * found corrupted: that is reported, and the list dropped (its blocks are
+ * lost, never handed out twice).  A block that a remote free still claims
+ * is parked instead, for the drain to put back.
  */
-static void *span_pop(struct pool *pool, struct span *span, bool *fresh,
-                      unsigned hooks)
+static void *span_pop(struct pool *pool, struct span *span, bool *fresh)
 {
-	void *block;
-	size_t index;
-
 	for (;;) {
-		block = span_pop_local(pool, span, hooks);
-		if (likely(block != NULL)) {
-			*fresh = false;
-			return block;
-		}
-		block = span->local_free;
+		char *block = span->local;
+		uint64_t rel = span_rel(pool, span, block);
 		*fresh = block == NULL;
-		if (block != NULL) {
-			/* span_pop_local() refused the head: say why. */
-			void *next = link_load(pool, block, hooks);
-			if (!link_is_valid(pool, next))
-				break;
-			span->local_free = next;
-			index = region_index_of(pool, block);
-		} else {
+		if (*fresh) {
 			uint32_t bump = atomic_load_explicit(
 			    &span->bump, memory_order_relaxed);
 			if (bump >= span->capacity)
 				return NULL;
 			atomic_store_explicit(&span->bump, bump + 1,
 			                      memory_order_relaxed);
-			index = span_first_block(pool, span) + bump;
-			block = region_block(pool, index);
-		}
-		/* Only this thread writes the state of its span's blocks;
-		 * other threads read it (relaxed) when they free one. */
-		uint32_t state = atomic_load_explicit(
-		    &pool->block_state[index], memory_order_relaxed);
-		if (state & STATE_OUT)
+			rel = bump;
+			block = span_block(pool, span, rel);
+		} else if (rel >= span->capacity || span_out(span, rel)) {
 			break;
-		if (atomic_load_explicit(&pool->claims[index],
-		                         memory_order_relaxed) == 0) {
-			atomic_store_explicit(&pool->block_state[index],
-			                      state | STATE_OUT,
-			                      memory_order_relaxed);
-			return block;
+		} else {
+			span->local = span_list_next(pool, block);
+			span->last = block;
+			if (span_claimed(span, rel)) {
+				span_list_push(pool, &span->parked, block);
+				continue;
+			}
 		}
-		atomic_store_explicit(&pool->block_state[index],
-		                      state | STATE_PARKED,
-		                      memory_order_relaxed);
+		span_set_out(span, rel, true);
+		owned_increment(&span->allocs);
+		return block;
 	}
-	/* The list is corrupted: drop it (its blocks are lost, never handed
-	 * out twice) and say so. */
-	span->local_free = NULL;
-	report_corrupted(pool, block);
+	/* The list is corrupted: drop it and say so, naming the block whose
+	 * link was refused (a head is only ever refused when a pop decoded
+	 * it from last's link). */
+	char *bad = span->last != NULL ? span->last : span->local;
+	span->local = NULL;
+	report_corrupted(pool, bad);
 	return NULL;
 }
 
@@ -352,7 +423,27 @@ static void cache_fold_counters(struct pool *pool, struct thread_cache *tc)
 		    memory_order_relaxed);
 }
 
-/* Called with registry_lock held, for a cache whose pool is alive. */
+/* The hint gives the pool it holds back to that pool's cache. */
+static void hint_write_back(void)
+{
+	if (thread_hint.pool_id != 0 && thread_hint.cache != NULL)
+		thread_hint.cache->active = hint_span();
+	thread_hint.pool_id = 0;
+	thread_hint.cache = NULL;
+	hint_set_span(NULL, NULL);
+}
+
+/* The hint takes a cache of the pool. */
+static void hint_take(struct pool *pool, struct thread_cache *tc)
+{
+	hint_write_back();
+	thread_hint.pool_id = pool->id;
+	thread_hint.cache = tc;
+	hint_set_span(pool, tc->active);
+}
+
+/* Called with registry_lock held, for a cache whose pool is alive and
+ * whose active span is written back. */
 static void cache_retire(struct thread_cache *tc)
 {
 	struct pool *pool = tc->pool;
@@ -375,6 +466,7 @@ static void thread_exit(void *value)
 {
 	(void)value;
 	pthread_mutex_lock(&registry_lock);
+	hint_write_back();
 	struct thread_cache *tc = thread_caches;
 	while (tc) {
 		struct thread_cache *next = tc->thread_next;
@@ -384,8 +476,6 @@ static void thread_exit(void *value)
 		tc = next;
 	}
 	thread_caches = NULL;
-	thread_hint.pool_id = 0;
-	thread_hint.cache = NULL;
 	pthread_mutex_unlock(&registry_lock);
 }
 
@@ -394,7 +484,8 @@ static void exit_key_create(void)
 	exit_key_error = pthread_key_create(&exit_key, thread_exit);
 }
 
-/* Frees this thread's caches of destroyed pools.  Registry lock held. */
+/* Frees this thread's caches of destroyed pools.  Registry lock held, the
+ * hint holding none of them. */
 static void prune_orphans(void)
 {
 	struct thread_cache **link = &thread_caches;
@@ -409,15 +500,14 @@ static void prune_orphans(void)
 	}
 }
 
-/* This thread's cache for the pool, created on first use; NULL when it
- * cannot be made (the caller falls back). */
+/* This thread's cache for the pool, created on first use, held by the
+ * hint; NULL when it cannot be made (the caller falls back). */
 static struct thread_cache *cache_lookup(struct pool *pool)
 {
 	for (struct thread_cache *tc = thread_caches; tc;
 	     tc = tc->thread_next) {
 		if (tc->pool_id == pool->id) {
-			thread_hint.pool_id = pool->id;
-			thread_hint.cache = tc;
+			hint_take(pool, tc);
 			return tc;
 		}
 	}
@@ -431,6 +521,7 @@ static struct thread_cache *cache_lookup(struct pool *pool)
 	tc->pool = pool;
 	tc->pool_id = pool->id;
 
+	hint_write_back();
 	pthread_mutex_lock(&registry_lock);
 	prune_orphans();
 	tc->pool_next = pool->caches;
@@ -443,8 +534,7 @@ static struct thread_cache *cache_lookup(struct pool *pool)
 
 	/* Any non-NULL value makes the destructor run at thread exit. */
 	pthread_setspecific(exit_key, tc);
-	thread_hint.pool_id = pool->id;
-	thread_hint.cache = tc;
+	hint_take(pool, tc);
 	return tc;
 }
 
@@ -457,25 +547,32 @@ static struct thread_cache *cache_get(struct pool *pool)
 
 /* ------------------------------------------------------------ slow paths */
 
+/* Gives up the active span (if any) and makes span the active one. */
+static void hint_move_to(struct pool *pool, struct span *span)
+{
+	struct span *old = hint_span();
+	hint_set_span(pool, span);
+	if (old != NULL)
+		span_release(pool, old);
+}
+
 void *thread_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 {
-	struct thread_cache *tc = cache_get(pool);
-	struct span *span;
-	void *block = NULL;
-
-	if (tc == NULL)
+	if (cache_get(pool) == NULL)
 		return NULL;
-	span = tc->active;
+	/* The fast path may have missed only the hint. */
+	void *block = thread_pop(pool, hooks);
+	*fresh = false;
+	if (block != NULL)
+		return block;
+	struct span *span = hint_span();
 	if (span != NULL) {
-		/* The span itself (the fast path may have missed only the
-		 * hint), then what other threads gave back to it. */
-		block = span_pop(pool, span, fresh, hooks);
+		/* The span itself, then what other threads gave back. */
+		block = span_pop(pool, span, fresh);
 		if (block == NULL && span_drain(pool, span) > 0)
-			block = span_pop(pool, span, fresh, hooks);
-		if (block == NULL) {
-			tc->active = NULL;
-			span_release(pool, span);
-		}
+			block = span_pop(pool, span, fresh);
+		if (block == NULL)
+			hint_move_to(pool, NULL);
 	}
 	/* Then another span: one given back (it has free blocks), or one
 	 * never used.  Each try adopts a span that had a free block when it
@@ -487,53 +584,45 @@ void *thread_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 			span = fresh_span(pool);
 		if (span == NULL)
 			break;
-		span_adopt(pool, tc, span);
-		block = span_pop(pool, span, fresh, hooks);
-		if (block == NULL) {
-			tc->active = NULL;
-			span_release(pool, span);
-		}
+		hint_set_span(pool, span);
+		span_drain(pool, span);
+		span_check(pool, span);
+		block = span_pop(pool, span, fresh);
+		if (block == NULL)
+			hint_move_to(pool, NULL);
 	}
-	if (block != NULL)
-		counter_add(&tc->counts, COUNT_ALLOCS, 1);
 	return block;
 }
 
 /* A remote free: claim the block, then push it on its span's remote list. */
 static int span_free_remote(struct pool *pool, struct thread_cache *tc,
-                            struct span *span, void *block, size_t index,
+                            struct span *span, uint32_t rel, void *block,
                             unsigned hooks)
 {
-	uint32_t state = atomic_load_explicit(&pool->block_state[index],
-	                                      memory_order_relaxed);
-	uint32_t unclaimed = 0;
-
-	if (!(state & STATE_OUT) ||
-	    !atomic_compare_exchange_strong_explicit(
-	        &pool->claims[index], &unclaimed, state, memory_order_relaxed,
-	        memory_order_relaxed))
+	(void)tc;
+	if (atomic_fetch_or_explicit(&span->claim[rel >> 6], bit_mask(rel),
+	                             memory_order_seq_cst) &
+	    bit_mask(rel))
 		return POOL_ERROR_DOUBLE_FREE;
+	if (!span_out(span, rel)) {
+		atomic_fetch_and_explicit(&span->claim[rel >> 6],
+		                          ~bit_mask(rel), memory_order_relaxed);
+		return POOL_ERROR_DOUBLE_FREE;
+	}
 
 	/* The claim makes the block ours to link: push it. */
 	hooks_block_in(pool, block, hooks);
-	uint32_t self = (uint32_t)(index - span_first_block(pool, span)) + 1;
 	uint64_t head =
 	    atomic_load_explicit(&span->remote, memory_order_relaxed);
 	do {
 		remote_link_store(pool, block, (uint32_t)head, hooks);
 	} while (!atomic_compare_exchange_weak_explicit(
-	    &span->remote, &head, (uint64_t)self, memory_order_acq_rel,
+	    &span->remote, &head, (uint64_t)rel + 1, memory_order_acq_rel,
 	    memory_order_relaxed));
 	/* We cleared SPAN_ABANDONED: nobody owns the span and it is on no
 	 * stack, so it is ours to publish. */
 	if (head & SPAN_ABANDONED)
 		available_push(pool, span);
-
-	if (tc != NULL)
-		counter_add(&tc->counts, COUNT_FREES, 1);
-	else
-		atomic_fetch_add_explicit(&pool->retired.counters[COUNT_FREES],
-		                          1, memory_order_relaxed);
 	return 0;
 }
 
@@ -549,14 +638,13 @@ static int span_free_remote(struct pool *pool, struct thread_cache *tc,
  * release of the old active span), the others none, where each would
  * otherwise be a remote free.  A thread still owns at most one span.
  */
-static bool span_take_over(struct pool *pool, struct thread_cache *tc,
-                           struct span *span)
+static bool span_take_over(struct pool *pool, struct span *span)
 {
 	uint64_t expected = SPAN_ABANDONED;
 
 	/* A thread that only frees (it holds no span) never takes one: it
 	 * would hold free blocks that the allocating threads then miss. */
-	if (tc->active == NULL)
+	if (hint_span() == NULL)
 		return false;
 	/* An abandoned span has no remote frees: the first one clears the
 	 * flag and publishes the span. */
@@ -566,34 +654,34 @@ static bool span_take_over(struct pool *pool, struct thread_cache *tc,
 	                                             0, memory_order_acquire,
 	                                             memory_order_relaxed))
 		return false;
-	/* Acquire: we see the owner line and block states its last owner
-	 * wrote before abandoning it (a release). */
-	span_release(pool, tc->active);
-	tc->active = span;
+	/* Acquire: we see the owner line its last owner wrote before
+	 * abandoning it (a release). */
+	hint_move_to(pool, span);
 	return true;
 }
 
 int thread_free_slow(struct pool *pool, void *block, size_t index,
                      unsigned hooks)
 {
-	struct span *span = span_of(pool, index);
+	struct span *span = &pool->spans[index >> pool->span_shift];
+	uint32_t rel = (uint32_t)(index - span_first_block(pool, span));
 	struct thread_cache *tc = cache_get(pool);
 
-	if (tc != NULL &&
-	    (span == tc->active || span_take_over(pool, tc, span)))
-		return span_free_local(pool, tc, span, block, index, hooks);
-	return span_free_remote(pool, tc, span, block, index, hooks);
+	if (tc != NULL) {
+		/* The fast path may have missed only the hint. */
+		if (span == hint_span() || span_take_over(pool, span))
+			return thread_push(pool, block, hooks);
+	}
+	return span_free_remote(pool, tc, span, rel, block, hooks);
 }
 
 /* ------------------------------------------------------------ internal API */
 
 bool thread_block_is_live(struct pool *pool, size_t index)
 {
-	uint32_t state = atomic_load_explicit(&pool->block_state[index],
-	                                      memory_order_relaxed);
-	return (state & STATE_OUT) &&
-	       atomic_load_explicit(&pool->claims[index],
-	                            memory_order_relaxed) != state;
+	struct span *span = &pool->spans[index >> pool->span_shift];
+	uint32_t rel = (uint32_t)(index - span_first_block(pool, span));
+	return span_out(span, rel) && !span_claimed(span, rel);
 }
 
 void thread_fork_prepare(void)
@@ -615,6 +703,12 @@ int thread_pool_init(struct pool *pool)
 
 void thread_pool_destroy(struct pool *pool)
 {
+	/* The hint may name this pool's cache, which is about to go. */
+	if (thread_hint.pool_id == pool->id) {
+		thread_hint.pool_id = 0;
+		thread_hint.cache = NULL;
+		hint_set_span(NULL, NULL);
+	}
 	pthread_mutex_lock(&registry_lock);
 	/* Caches of other threads become orphans: their threads free them
 	 * at exit or at their next lookup, without touching the pool. */
@@ -623,10 +717,6 @@ void thread_pool_destroy(struct pool *pool)
 	pool->caches = NULL;
 	prune_orphans();
 	pthread_mutex_unlock(&registry_lock);
-	if (thread_hint.pool_id == pool->id) {
-		thread_hint.pool_id = 0;
-		thread_hint.cache = NULL;
-	}
 }
 
 void thread_count_fallback(struct pool *pool, bool is_free)
@@ -634,11 +724,13 @@ void thread_count_fallback(struct pool *pool, bool is_free)
 	enum thread_counter which =
 	    is_free ? COUNT_FALLBACK_FREES : COUNT_FALLBACK_ALLOCS;
 	struct thread_cache *tc = cache_get(pool);
-	if (tc != NULL)
-		counter_add(&tc->counts, which, 1);
-	else
+	if (tc != NULL) {
+		/* Written by this thread only. */
+		owned_increment(&tc->counts.counters[which]);
+	} else {
 		atomic_fetch_add_explicit(&pool->retired.counters[which], 1,
 		                          memory_order_relaxed);
+	}
 }
 
 void thread_stats(struct pool *pool, pool_stats_t *out)
@@ -658,19 +750,30 @@ void thread_stats(struct pool *pool, pool_stats_t *out)
 			                                memory_order_relaxed);
 	pthread_mutex_unlock(&registry_lock);
 
-	/* The blocks ever touched: an upper bound of the true peak, which
-	 * cannot be known without a shared counter on every call. */
-	size_t touched = 0;
+	/* The blocks handed out are the out bits no claim cancels; the peak
+	 * is bounded by the blocks ever touched, as a true peak would need a
+	 * shared counter on every call. */
+	uint64_t allocs = 0;
+	size_t in_use = 0, touched = 0;
 	size_t spans =
-	    atomic_load_explicit(&pool->fresh_spans, memory_order_relaxed);
-	for (size_t i = 0; i < spans && i < pool->span_count; i++)
-		touched += atomic_load_explicit(&pool->spans[i].bump,
+	    atomic_load_explicit(&pool->fresh_spans, memory_order_acquire);
+	for (size_t i = 0; i < spans && i < pool->span_count; i++) {
+		struct span *span = &pool->spans[i];
+		allocs += atomic_load_explicit(&span->allocs,
+		                               memory_order_relaxed);
+		touched += atomic_load_explicit(&span->bump,
 		                                memory_order_relaxed);
-
-	out->allocs = sums[COUNT_ALLOCS];
-	out->frees = sums[COUNT_FREES];
+		for (unsigned w = 0; w < SPAN_WORDS; w++)
+			in_use += (size_t)__builtin_popcountll(
+			    atomic_load_explicit(&span->out[w],
+			                         memory_order_relaxed) &
+			    ~atomic_load_explicit(&span->claim[w],
+			                          memory_order_relaxed));
+	}
+	out->allocs = allocs;
+	out->in_use = in_use;
+	out->frees = allocs - in_use;
 	out->fallback_allocs = sums[COUNT_FALLBACK_ALLOCS];
 	out->fallback_frees = sums[COUNT_FALLBACK_FREES];
-	out->in_use = (size_t)(sums[COUNT_ALLOCS] - sums[COUNT_FREES]);
 	out->peak_in_use = touched;
 }

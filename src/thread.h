@@ -10,146 +10,90 @@
 
 #include "hooks.h"
 
-/* The cache this thread used last, found without a lookup.  pool_id is
+/*
+ * What this thread needs of the pool it used last, found without a
+ * lookup: its active span, and where that span's blocks lie.  pool_id is
  * unique per pool_init() in the process, so a destroyed pool whose address
- * is reused never matches. */
+ * is reused never matches.  While the hint holds a pool, span is that
+ * pool's cache's active span (written back to the cache when the hint
+ * moves on); a thread that holds no span points span at thread_no_span,
+ * whose lists are empty, and has capacity 0, so the fast paths need no
+ * test of their own for it.  first and capacity are the span's, copied
+ * where the fast paths find them without another load.
+ */
 struct thread_hint {
 	uint64_t pool_id;
+	struct span *span;
+	uintptr_t first;   /* the address of the span's first block */
+	uint64_t capacity; /* the span's blocks; 0 when the thread has none */
 	struct thread_cache *cache;
 };
 
 extern __thread struct thread_hint thread_hint
     __attribute__((tls_model("initial-exec")));
+extern struct span thread_no_span;
 
-/*
- * A block's state word: generation << 2 | STATE_PARKED | STATE_OUT.  The
- * generation grows by one at each free, so a claim made for one allocation
- * never matches the next.  A parked block is free but held back from the
- * local list until the drain has seen a racing remote free of it.
- */
-#define STATE_OUT    0x1u
-#define STATE_PARKED 0x2u
-
-/* The state after a free: the next generation, not handed out. */
-POOL_INLINE uint32_t state_freed(uint32_t state)
+/* The index in the active span of the block at ptr, or a value >=
+ * capacity when ptr is no block start of it (as region_slot()). */
+POOL_INLINE uint64_t hint_rel(const struct pool *pool, const void *ptr)
 {
-	return (state & ~(STATE_OUT | STATE_PARKED)) + 4;
-}
-
-/* Counters are written by their thread only: a load and a store, not an
- * atomic read-modify-write; relaxed, since pool_stats() only needs each
- * value to be one that was written. */
-POOL_INLINE void counter_add(struct thread_counters *counts,
-                             enum thread_counter which, uint64_t n)
-{
-	_Atomic uint64_t *counter = &counts->counters[which];
-	atomic_store_explicit(
-	    counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
-	    memory_order_relaxed);
-}
-
-POOL_INLINE size_t span_first_block(const struct pool *pool,
-                                    const struct span *span)
-{
-	return (size_t)(span - pool->spans) << pool->span_shift;
-}
-
-/* The span a block of the region belongs to. */
-POOL_INLINE struct span *span_of(const struct pool *pool, size_t index)
-{
-	return &pool->spans[index >> pool->span_shift];
-}
-
-/*
- * The fast path of taking a block from a span the caller owns: the head
- * of the span's local list, when it can be handed out as it is.  NULL when
- * the list is empty, or its head needs the slow path (a bad link, a block
- * still claimed by a remote free): then nothing changed.
- */
-POOL_INLINE void *span_pop_local(struct pool *pool, struct span *span,
-                                 unsigned hooks)
-{
-	void *block = span->local_free;
-
-	if (unlikely(block == NULL))
-		return NULL;
-	void *next = link_load(pool, block, hooks);
-	size_t index = region_index_of(pool, block);
-	uint32_t state = atomic_load_explicit(&pool->block_state[index],
-	                                      memory_order_relaxed);
-	if (unlikely(!link_is_valid(pool, next) || (state & STATE_OUT) ||
-	             atomic_load_explicit(&pool->claims[index],
-	                                  memory_order_relaxed) != 0))
-		return NULL;
-	span->local_free = next;
-	atomic_store_explicit(&pool->block_state[index], state | STATE_OUT,
-	                      memory_order_relaxed);
-	return block;
-}
-
-/*
- * Frees a block of the caller's active span onto its local list: plain
- * loads and stores only.  Returns 0, or POOL_ERROR_DOUBLE_FREE (nothing
- * changed then).
- */
-POOL_INLINE int span_free_local(struct pool *pool, struct thread_cache *tc,
-                                struct span *span, void *block, size_t index,
-                                unsigned hooks)
-{
-	uint32_t state = atomic_load_explicit(&pool->block_state[index],
-	                                      memory_order_relaxed);
-	/* Not handed out, or this very allocation already claimed by another
-	 * thread's free: either way this is a second free. */
-	if (unlikely(!(state & STATE_OUT) ||
-	             atomic_load_explicit(&pool->claims[index],
-	                                  memory_order_relaxed) == state))
-		return POOL_ERROR_DOUBLE_FREE;
-	atomic_store_explicit(&pool->block_state[index], state_freed(state),
-	                      memory_order_relaxed);
-	hooks_block_in(pool, block, hooks);
-	link_store(pool, block, span->local_free, hooks);
-	span->local_free = block;
-	counter_add(&tc->counts, COUNT_FREES, 1);
-	return 0;
+	uintptr_t offset = (uintptr_t)ptr - thread_hint.first;
+	unsigned shift = pool->block_shift;
+	return (offset >> shift) | (offset << (-shift & 63));
 }
 
 /*
  * pool_malloc/pool_calloc's fast path: the head of this thread's active
- * span's local list.  NULL when the thread has no cache for the pool yet,
- * no active span, or nothing the fast path may take: thread_alloc_slow()
+ * span's local list.  NULL when the thread has no cache for the pool
+ * yet, no span, or nothing the fast path may take (an empty list, a link
+ * to refuse, a block still claimed by a remote free): thread_alloc_slow()
  * then starts over with a full lookup.
  */
 POOL_INLINE void *thread_pop(struct pool *pool, unsigned hooks)
 {
-	if (likely(thread_hint.pool_id == pool->id)) {
-		struct span *span = thread_hint.cache->active;
-		if (likely(span != NULL)) {
-			void *block = span_pop_local(pool, span, hooks);
-			if (likely(block != NULL)) {
-				counter_add(&thread_hint.cache->counts,
-				            COUNT_ALLOCS, 1);
-				return block;
-			}
-		}
-	}
-	return NULL;
+	if (unlikely(thread_hint.pool_id != pool->id))
+		return NULL;
+	struct span *span = thread_hint.span;
+	char *block = span->local;
+	uint64_t rel = hint_rel(pool, block);
+	/* Also the end of the list (NULL) and a damaged link. */
+	if (unlikely(rel >= thread_hint.capacity))
+		return NULL;
+	/* A block a remote free claims is parked by the slow path. */
+	if (unlikely(shared_test(span->claim, rel)))
+		return NULL;
+	/* Only the owner writes out[], with no atomic read-modify-write. */
+	if (unlikely(owned_test_and_set(span->out, rel)))
+		return NULL;
+	span->local = (char *)(uintptr_t)link_load(pool, block, hooks);
+	span->last = block;
+	owned_increment(&span->allocs);
+	return block;
 }
 
 /*
- * pool_free's fast path for the block start of that index: a block of
- * this thread's active span.  Returns 0 (freed), a pool_error, or -1 when
- * the block needs thread_free_slow().
+ * pool_free's fast path: a block of this thread's active span goes on its
+ * local list, with plain loads and stores.  Returns 0 (freed), a
+ * pool_error (nothing changed then), or -1 when the pointer is none of the
+ * active span's blocks and needs the slow path.
  */
-POOL_INLINE int thread_push(struct pool *pool, void *block, size_t index,
-                            unsigned hooks)
+POOL_INLINE int thread_push(struct pool *pool, void *block, unsigned hooks)
 {
-	struct span *span = span_of(pool, index);
+	uint64_t rel = hint_rel(pool, block);
 
-	if (likely(thread_hint.pool_id == pool->id &&
-	           span == thread_hint.cache->active))
-		return span_free_local(pool, thread_hint.cache, span, block,
-		                       index, hooks);
-	return -1;
+	if (unlikely(rel >= thread_hint.capacity ||
+	             thread_hint.pool_id != pool->id))
+		return -1;
+	struct span *span = thread_hint.span;
+	/* This very allocation already freed by another thread (claimed),
+	 * or not handed out: either way this is a second free. */
+	if (unlikely(shared_test(span->claim, rel) ||
+	             !owned_test_and_clear(span->out, rel)))
+		return POOL_ERROR_DOUBLE_FREE;
+	hooks_block_in(pool, block, hooks);
+	link_store(pool, block, (uintptr_t)span->local, hooks);
+	span->local = block;
+	return 0;
 }
 
 /* ------------------------------------------------------------ thread.c */
@@ -159,8 +103,9 @@ POOL_INLINE int thread_push(struct pool *pool, void *block, size_t index,
  * this thread can have (the caller falls back); *fresh: never used. */
 POOL_COLD void *thread_alloc_slow(struct pool *pool, bool *fresh,
                                   unsigned hooks);
-/* pool_free when thread_push() missed: a lookup, then a local or a remote
- * free.  Returns 0, or the pool_error found (nothing changed then). */
+/* pool_free when thread_push() missed, for the block of the region of
+ * that index: a lookup, then a local or a remote free.  Returns 0, or the
+ * pool_error found (nothing changed then). */
 POOL_COLD int thread_free_slow(struct pool *pool, void *block, size_t index,
                                unsigned hooks);
 /* Whether the block of that index is handed out now. */
