@@ -11,7 +11,7 @@
  *   shared.c   POOL_SINGLE and POOL_LOCKED (fast paths inline: shared.h)
  *   thread.c   POOL_PER_THREAD (fast paths inline: thread.h)
  *   fallback.c the system allocator behind a pool
- *   fork.c     the live pools, and fork()
+ *   registry.c the live pools: another pool's pointer, and fork()
  *   debug.c    SHIFTPOOL_DEBUG, the fill pattern, Valgrind
  *   report.c   misuse reports and the error handler
  *   trace.c    SHIFTPOOL_TRACE (its format: trace-format.h)
@@ -377,9 +377,6 @@ struct pool {
 	void *side;
 	size_t side_size;
 
-	/* All live pools, for fork handling (fork.c); guarded by its lock. */
-	struct pool *all_next, *all_prev;
-
 	/* POOL_SINGLE and POOL_LOCKED: one bit per block, 1 while handed
 	 * out; at a fixed offset, so that the fast paths address it from
 	 * the pool itself. */
@@ -412,16 +409,7 @@ POOL_INLINE bool region_contains(const struct pool *pool, const void *ptr)
 	       (uintptr_t)(pool->end - pool->base);
 }
 
-POOL_INLINE size_t region_index_of(const struct pool *pool, const void *ptr)
-{
-	return (size_t)((const char *)ptr - pool->base) >> pool->block_shift;
-}
 
-POOL_INLINE bool region_is_block_start(const struct pool *pool, const void *ptr)
-{
-	return (((uintptr_t)ptr - (uintptr_t)pool->base) &
-	        (pool->block_size - 1)) == 0;
-}
 
 /*
  * The index of the block that starts at ptr, or a value >= block_count
@@ -502,11 +490,14 @@ POOL_COLD void hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
 POOL_COLD void hooks_block_in_slow(struct pool *pool, void *block,
                                    unsigned hooks);
 
-/* ------------------------------------------------------------ fork.c */
+/* ------------------------------------------------------------ registry.c */
 
-/* Registers a pool so fork() leaves it usable in the child. */
-int fork_register(struct pool *pool);
-void fork_unregister(struct pool *pool);
+/* Registers a live pool: its region is known to registry_find(), and
+ * fork() leaves it usable in the child.  0 or errno. */
+int registry_add(struct pool *pool);
+void registry_remove(struct pool *pool);
+/* Whether ptr lies in the region of a live pool.  No lock. */
+bool registry_find(const void *ptr);
 
 /* ------------------------------------------------------------ fallback.c */
 

@@ -88,7 +88,8 @@ static enum trace_src source_of(const struct pool *pool, const void *ptr)
 static enum trace_src source_of_error(int error)
 {
 	return error == POOL_ERROR_DOUBLE_FREE ? TRACE_SRC_DOUBLE
-	                                       : TRACE_SRC_INVALID;
+	       : error == POOL_ERROR_WRONG_POOL ? TRACE_SRC_WRONG_POOL
+	                                        : TRACE_SRC_INVALID;
 }
 
 /* ------------------------------------------------------------ templates */
@@ -173,6 +174,17 @@ POOL_COLD static int free_refused(struct pool *pool, const char *function,
 	return source_of_error(error);
 }
 
+/* The misuse of a pointer that is no block start of the pool's region:
+ * inside it, or inside another live pool's; 0 for neither. */
+static int outside_misuse(struct pool *pool, const void *ptr)
+{
+	if (region_contains(pool, ptr))
+		return POOL_ERROR_INVALID_POINTER;
+	if (registry_find(ptr))
+		return POOL_ERROR_WRONG_POOL;
+	return 0;
+}
+
 /* A pointer that is no block start of the region: NULL, a fallback
  * allocation, or misuse. */
 POOL_COLD static int free_outside(struct pool *pool, const char *function,
@@ -180,9 +192,9 @@ POOL_COLD static int free_outside(struct pool *pool, const char *function,
 {
 	if (ptr == NULL)
 		return TRACE_SRC_NONE;
-	if (region_contains(pool, ptr))
-		return free_refused(pool, function, ptr,
-		                    POOL_ERROR_INVALID_POINTER);
+	int error = outside_misuse(pool, ptr);
+	if (error)
+		return free_refused(pool, function, ptr, error);
 	fallback_free(pool, ptr);
 	return TRACE_SRC_FALLBACK;
 }
@@ -423,13 +435,14 @@ static void *realloc_outside(struct pool *pool, void *ptr, size_t size)
 static void *realloc_in(struct pool *pool, void *ptr, size_t size,
                         enum trace_src *refused)
 {
-	if (!region_contains(pool, ptr))
-		return realloc_outside(pool, ptr, size);
+	size_t index = region_slot(pool, ptr);
 	int error = 0;
-	if (!region_is_block_start(pool, ptr))
-		error = POOL_ERROR_INVALID_POINTER;
-	else if (!block_is_live(pool, region_index_of(pool, ptr)))
+	if (index >= pool->block_count)
+		error = outside_misuse(pool, ptr);
+	else if (!block_is_live(pool, index))
 		error = POOL_ERROR_DOUBLE_FREE;
+	if (error == 0 && index >= pool->block_count)
+		return realloc_outside(pool, ptr, size);
 	if (error == 0)
 		return realloc_block(pool, ptr, size);
 	*refused = free_refused(pool, "pool_realloc", ptr, error);
@@ -481,7 +494,7 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 	if (!error && mode == POOL_PER_THREAD)
 		error = thread_pool_init(pool);
 	if (!error)
-		error = fork_register(pool);
+		error = registry_add(pool);
 	if (error) {
 		region_release(pool);
 		errno = error;
@@ -533,7 +546,7 @@ POOL_API void pool_destroy(pool_t *pool)
 	}
 	if (pool->mode != POOL_PER_THREAD)
 		shared_check(pool);
-	fork_unregister(pool);
+	registry_remove(pool);
 	if (pool->mode == POOL_PER_THREAD)
 		thread_pool_destroy(pool);
 	if (pool->mode == POOL_LOCKED)

@@ -1,9 +1,12 @@
 /*
  * The region: one contiguous mapping of block_count blocks of 2^k bytes,
  * between two inaccessible guard pages, and apart from it, in a mapping of
- * their own, the side tables a mode needs (a bit per block, or a
- * descriptor per span).  A write that runs off either end of the region
- * faults at the write, and never reaches the pool's own bookkeeping.
+ * their own, the pool and the side tables its mode needs (a bit per block,
+ * or a descriptor per span).  The last block ends where the upper guard
+ * page starts, so a write that runs off the end of the region faults at
+ * the write; one that runs off the start faults too when the region fills
+ * whole pages, and otherwise lands in the unused start of the first page.
+ * Neither reaches the pool's own bookkeeping.
  *
  * Everything is mapped anonymous and private, so the kernel hands out zero
  * pages on first touch: a pool costs address space at pool_init() and
@@ -87,7 +90,8 @@ struct pool *region_pool_map(int mode, size_t block_count, unsigned span_shift)
 int region_reserve(struct pool *pool)
 {
 	size_t page = page_size();
-	size_t bytes = round_up(pool->block_count << pool->block_shift, page);
+	size_t used = pool->block_count << pool->block_shift;
+	size_t bytes = round_up(used, page);
 
 	if (bytes == 0 || bytes > SIZE_MAX - 2 * page)
 		return ENOMEM;
@@ -99,8 +103,11 @@ int region_reserve(struct pool *pool)
 	pool->mapping_size = bytes + 2 * page;
 	if (mprotect(map + page, bytes, PROT_READ | PROT_WRITE) != 0)
 		return ENOMEM;
-	pool->base = map + page;
-	pool->end = pool->base + (pool->block_count << pool->block_shift);
+	/* The last block ends where the guard page starts: an overflow off it
+	 * faults.  Blocks stay aligned to their size up to the page size
+	 * (bytes - used is a multiple of both). */
+	pool->base = map + page + (bytes - used);
+	pool->end = pool->base + used;
 	return 0;
 }
 

@@ -141,6 +141,8 @@ POOL_API const char *pool_error_string(enum pool_error error)
 		return "pool corrupted";
 	case POOL_ERROR_WRITE_AFTER_FREE:
 		return "write after free";
+	case POOL_ERROR_WRONG_POOL:
+		return "pointer of another pool";
 	}
 	return "unknown error";
 }

@@ -16,6 +16,9 @@
 #	                           tools/shiftpool-analyze on it when built
 #	tests/safety-stats-print   pool_stats_print(), text and JSON
 #	tests/safety-fork          200 forks while 4 threads hammer a pool
+#	tests/safety-wrong-pool    a pointer of another pool: reported, never
+#	                           handed to free()
+#	tests/safety-guard         a write off either end of the region faults
 #
 # tests/safety-valgrind-suite.sh is not run by `make check`: it runs the
 # Check runner (or any test program) under memcheck with zero suppressions;
@@ -28,7 +31,9 @@ SAFETY_TESTS = \
 	tests/safety-debug \
 	tests/safety-trace \
 	tests/safety-stats-print \
-	tests/safety-fork
+	tests/safety-fork \
+	tests/safety-wrong-pool \
+	tests/safety-guard
 
 check_PROGRAMS += \
 	tests/safety-uaf \
@@ -37,7 +42,9 @@ check_PROGRAMS += \
 	tests/safety-debug \
 	tests/safety-trace \
 	tests/safety-stats-print \
-	tests/safety-fork
+	tests/safety-fork \
+	tests/safety-wrong-pool \
+	tests/safety-guard
 TESTS += $(SAFETY_TESTS)
 dist_noinst_SCRIPTS += tests/safety-valgrind.sh tests/safety-valgrind-suite.sh
 
@@ -64,6 +71,13 @@ tests_safety_stats_print_LDADD = src/libshiftpool.la
 
 tests_safety_fork_SOURCES = tests/safety-fork.c tests/safety-util.h
 tests_safety_fork_LDADD = src/libshiftpool.la
+
+tests_safety_wrong_pool_SOURCES = tests/safety-wrong-pool.c \
+	tests/safety-util.h
+tests_safety_wrong_pool_LDADD = src/libshiftpool.la
+
+tests_safety_guard_SOURCES = tests/safety-guard.c tests/safety-util.h
+tests_safety_guard_LDADD = src/libshiftpool.la
 
 # The valgrind test needs its program built before it runs (make check
 # builds check_PROGRAMS first; this is for `make check TESTS=...` alone).
