@@ -3,7 +3,20 @@
 # from the top.  It does not link the library.
 
 bin_PROGRAMS += tools/shiftpool-analyze
-tools_shiftpool_analyze_SOURCES = tools/shiftpool-analyze.c
+# Everything but main.c, which the fuzz target replaces with its own.
+ANALYZE_CORE_SOURCES = \
+	tools/analyze/analyze.h \
+	tools/analyze/util.c \
+	tools/analyze/table.c \
+	tools/analyze/parse.c \
+	tools/analyze/model.c \
+	tools/analyze/summary.c \
+	tools/analyze/report-text.c \
+	tools/analyze/report-json.c \
+	tools/analyze/plot.c
+tools_shiftpool_analyze_SOURCES = tools/analyze/main.c $(ANALYZE_CORE_SOURCES)
+# The trace vocabulary, shared with the library.
+tools_shiftpool_analyze_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src
 
 # Shell scripts, run from the top build directory with srcdir exported by
 # the test harness; each sources tools/tests/common.sh.

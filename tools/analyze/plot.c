@@ -1,0 +1,256 @@
+/*
+ * shiftpool-analyze: a picture of a trace.  After every call on a pool the
+ * pool gets a sample: blocks in use, fallback bytes live, and the fallback
+ * rate, the share of the fallback among the pool's last opt.plot_window
+ * allocations that succeeded (a sliding window of allocations, so that a
+ * burst shows however the calls are spread in time).  The x of a sample is
+ * the seconds since the first record when every record has t=, else the
+ * record's number.  gnuplot draws one panel per quantity, a line per pool.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "analyze.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define GNUPLOT "gnuplot"
+
+/* ------------------------------------------------------------- sampling */
+
+static int plotting(const struct analysis *a)
+{
+	return a->opt.plot != NULL || a->opt.plot_data != NULL;
+}
+
+void series_count(const struct analysis *a, struct pool *p, int fallback)
+{
+	if (!plotting(a))
+		return;
+	struct series *s = &p->series;
+	size_t size = a->opt.plot_window;
+	if (s->window == NULL)
+		s->window = xcalloc(size, 1);
+	if (s->filled == size)
+		s->fallbacks -= s->window[s->next];
+	else
+		s->filled++;
+	s->window[s->next] = (unsigned char)(fallback != 0);
+	s->fallbacks += (size_t)(fallback != 0);
+	s->next = (s->next + 1) % size;
+}
+
+void series_sample(const struct analysis *a, struct pool *p, uint64_t t)
+{
+	if (!plotting(a))
+		return;
+	struct series *s = &p->series;
+	s->v = array_reserve(s->v, &s->cap, s->n + 1, sizeof *s->v);
+	s->v[s->n++] = (struct sample){
+	    .record = a->lines.records + 1,
+	    .t = t,
+	    .blocks = p->st.live_pool_blocks,
+	    .fallback_bytes = p->st.live_fallback_bytes,
+	    .rate = s->filled ? (double)s->fallbacks / (double)s->filled : -1,
+	};
+}
+
+void series_free(struct series *s)
+{
+	free(s->v);
+	free(s->window);
+	memset(s, 0, sizeof *s);
+}
+
+/* ---------------------------------------------------------------- data */
+
+static int timed(const struct analysis *a)
+{
+	return a->has_t0 && a->untimed == 0;
+}
+
+static const char *x_label(const struct analysis *a)
+{
+	return timed(a) ? "seconds since the first record" : "record number";
+}
+
+static void write_sample(const struct analysis *a, FILE *o,
+                         const struct sample *s)
+{
+	if (timed(a))
+		fprintf(o, "%.9f", (double)(int64_t)(s->t - a->t0) / 1e9);
+	else
+		fprintf(o, "%" PRIu64, s->record);
+	fprintf(o, " %" PRIu64 " %" PRIu64, s->blocks, s->fallback_bytes);
+	if (s->rate < 0)
+		fprintf(o, " ?\n");
+	else
+		fprintf(o, " %.4f\n", s->rate);
+}
+
+static void write_series(const struct analysis *a, FILE *o,
+                         const struct series *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		write_sample(a, o, &s->v[i]);
+}
+
+int plot_data_write(const struct analysis *a, FILE *o)
+{
+	fprintf(o, "# shiftpool-analyze plot data: %s\n", a->opt.file);
+	fprintf(o, "# x: %s\n", x_label(a));
+	fprintf(o,
+	        "# fallback rate: fallback allocations among the pool's "
+	        "last %zu allocations\n",
+	        a->opt.plot_window);
+	fprintf(o, "# columns: x blocks_in_use fallback_bytes_live "
+	           "fallback_rate (? before the first allocation)\n");
+	for (size_t i = 0; i < a->npools; i++) {
+		const struct pool *p = &a->pools[i];
+		char name[64];
+		if (p->series.n == 0)
+			continue;
+		pool_name(a, p, name, sizeof name);
+		fprintf(o, "\n\n# %s %s\n", pool_kind(p), name);
+		write_series(a, o, &p->series);
+	}
+	return fflush(o) != 0 || ferror(o) ? (errno ? errno : EIO) : 0;
+}
+
+/* ------------------------------------------------------------- drawing */
+
+/* Whether dir (of len bytes; empty: the current directory) holds an
+ * executable gnuplot. */
+static int has_gnuplot(const char *dir, size_t len)
+{
+	if (len == 0)
+		dir = ".", len = 1;
+	size_t size = len + sizeof "/" GNUPLOT;
+	char *file = xmalloc(size);
+	snprintf(file, size, "%.*s/%s", (int)len, dir, GNUPLOT);
+	int found = access(file, X_OK) == 0;
+	free(file);
+	return found;
+}
+
+int plot_can_draw(void)
+{
+	const char *path = getenv("PATH");
+	while (path != NULL && *path) {
+		size_t len = strcspn(path, ":");
+		if (has_gnuplot(path, len))
+			return 1;
+		path += len + (path[len] == ':');
+	}
+	return 0;
+}
+
+/* s as a gnuplot string: single quotes, '' for a quote. */
+static void gp_string(FILE *o, const char *s)
+{
+	fputc('\'', o);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', o);
+		fputc(*s == '\n' ? ' ' : *s, o);
+	}
+	fputc('\'', o);
+}
+
+static void gp_data(const struct analysis *a, FILE *o)
+{
+	for (size_t i = 0; i < a->npools; i++) {
+		if (a->pools[i].series.n == 0)
+			continue;
+		fprintf(o, "$pool%zu << EOD\n", i);
+		write_series(a, o, &a->pools[i].series);
+		fprintf(o, "EOD\n");
+	}
+}
+
+/* One panel: column of every pool's series against x. */
+static void gp_panel(const struct analysis *a, FILE *o, int column,
+                     const char *label)
+{
+	const char *sep = "plot ";
+	fprintf(o, "set ylabel ");
+	gp_string(o, label);
+	fputc('\n', o);
+	for (size_t i = 0; i < a->npools; i++) {
+		const struct pool *p = &a->pools[i];
+		char name[64], title[80];
+		if (p->series.n == 0)
+			continue;
+		pool_name(a, p, name, sizeof name);
+		snprintf(title, sizeof title, "%s %s", pool_kind(p), name);
+		fprintf(o, "%s$pool%zu using 1:%d with steps title ", sep, i,
+		        column);
+		gp_string(o, title);
+		sep = ", \\\n     ";
+	}
+	fputc('\n', o);
+}
+
+static void gp_script(const struct analysis *a, FILE *o)
+{
+	char rate[80];
+	snprintf(rate, sizeof rate, "fallback rate (last %zu allocations)",
+	         a->opt.plot_window);
+	fprintf(o, "set terminal png size 1000,900 noenhanced\nset output ");
+	gp_string(o, a->opt.plot);
+	fprintf(o, "\nset datafile missing '?'\n");
+	gp_data(a, o);
+	fprintf(o, "set multiplot layout 3,1 title ");
+	gp_string(o, a->opt.file);
+	fprintf(o, "\nset key outside right\nset xlabel ");
+	gp_string(o, x_label(a));
+	fprintf(o, "\nset yrange [0:*]\n");
+	gp_panel(a, o, 2, "pool blocks in use");
+	gp_panel(a, o, 3, "fallback bytes live");
+	fprintf(o, "set yrange [0:1]\n");
+	gp_panel(a, o, 4, rate);
+	fprintf(o, "unset multiplot\nunset output\n");
+}
+
+static int has_samples(const struct analysis *a)
+{
+	for (size_t i = 0; i < a->npools; i++)
+		if (a->pools[i].series.n != 0)
+			return 1;
+	return 0;
+}
+
+int plot_draw(const struct analysis *a)
+{
+	if (!has_samples(a)) {
+		fprintf(stderr, "%s: %s: no calls on any pool to plot\n",
+		        progname, a->opt.file);
+		return -1;
+	}
+	/* gnuplot may stop reading early; its status says why. */
+	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+	FILE *gp = popen(GNUPLOT, "w");
+	if (gp == NULL) {
+		fprintf(stderr, "%s: cannot run %s: %s\n", progname, GNUPLOT,
+		        strerror(errno));
+		signal(SIGPIPE, old);
+		return -1;
+	}
+	gp_script(a, gp);
+	int status = pclose(gp);
+	signal(SIGPIPE, old);
+	if (status != 0) {
+		fprintf(stderr, "%s: %s failed to draw %s (status %d)\n",
+		        progname, GNUPLOT, a->opt.plot,
+		        WIFEXITED(status) ? WEXITSTATUS(status) : status);
+		return -1;
+	}
+	return 0;
+}
