@@ -32,7 +32,15 @@ TOOLS_TESTS = \
 	tools/tests/malformed.sh \
 	tools/tests/empty.sh \
 	tools/tests/usage.sh \
-	tools/tests/large.sh
+	tools/tests/large.sh \
+	tools/tests/v2.sh \
+	tools/tests/report.sh \
+	tools/tests/fork.sh \
+	tools/tests/set.sh \
+	tools/tests/fallback-reuse.sh \
+	tools/tests/hash-collide.sh \
+	tools/tests/plot-data.sh \
+	tools/tests/plot.sh
 
 TOOLS_TEST_FILES = \
 	tools/tests/data/example.trace \
@@ -55,9 +63,22 @@ TOOLS_TEST_FILES = \
 	tools/tests/data/malformed.trace \
 	tools/tests/data/malformed.expected \
 	tools/tests/data/empty.trace \
-	tools/tests/data/empty.expected
+	tools/tests/data/empty.expected \
+	tools/tests/data/v2.trace \
+	tools/tests/data/v2.expected \
+	tools/tests/data/report.trace \
+	tools/tests/data/report.expected \
+	tools/tests/data/fork.trace \
+	tools/tests/data/fork.expected \
+	tools/tests/data/fork.plot-data \
+	tools/tests/data/set.trace \
+	tools/tests/data/set.expected \
+	tools/tests/data/fallback-reuse.trace \
+	tools/tests/data/fallback-reuse.expected \
+	tools/tests/data/example.plot-data
 
 TESTS += $(TOOLS_TESTS)
 EXTRA_DIST += $(TOOLS_TESTS) $(TOOLS_TEST_FILES) \
 	tools/tests/common.sh \
-	tools/tests/gen-large.awk
+	tools/tests/gen-large.awk \
+	tools/tests/gen-collide.py

@@ -315,6 +315,8 @@ uint64_t frees_total(const struct stats *s);
 void pool_name(const struct analysis *a, const struct pool *p, char *buf,
                size_t size);
 const char *pool_kind(const struct pool *p);
+/* FILE, or "(standard input)" for -. */
+const char *input_name(const struct analysis *a);
 /* For each event of l still counted under its kind. */
 #define EVENTS_FOR_EACH(e, l)                                                  \
 	for (const struct event *e = (l)->v; e < (l)->v + (l)->n; e++)         \

@@ -389,6 +389,12 @@ static void count_class(struct ctx *x, uint64_t size, uint64_t src)
 {
 	struct set_info *s = x->p->set;
 	int fallback = src == TRACE_SRC_FALLBACK;
+	uint64_t class = value(x, TRACE_KEY_CLASS);
+	if (src == TRACE_SRC_POOL && class != 0) {
+		struct set_class *served = &s->classes[log2_of(class)];
+		served->known = 1;
+		served->served++;
+	}
 	int i = class_for_size(s, size);
 	if (i < 0) {
 		s->above_requests++;
@@ -396,12 +402,6 @@ static void count_class(struct ctx *x, uint64_t size, uint64_t src)
 	} else {
 		s->classes[i].requests++;
 		s->classes[i].fallback += (uint64_t)fallback;
-	}
-	uint64_t class = value(x, TRACE_KEY_CLASS);
-	if (src == TRACE_SRC_POOL && class != 0) {
-		struct set_class *served = &s->classes[log2_of(class)];
-		served->known = 1;
-		served->served++;
 	}
 }
 

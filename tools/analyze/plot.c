@@ -104,7 +104,7 @@ static void write_series(const struct analysis *a, FILE *o,
 
 int plot_data_write(const struct analysis *a, FILE *o)
 {
-	fprintf(o, "# shiftpool-analyze plot data: %s\n", a->opt.file);
+	fprintf(o, "# shiftpool-analyze plot data: %s\n", input_name(a));
 	fprintf(o, "# x: %s\n", x_label(a));
 	fprintf(o,
 	        "# fallback rate: fallback allocations among the pool's "
@@ -208,7 +208,7 @@ static void gp_script(const struct analysis *a, FILE *o)
 	fprintf(o, "\nset datafile missing '?'\n");
 	gp_data(a, o);
 	fprintf(o, "set multiplot layout 3,1 title ");
-	gp_string(o, a->opt.file);
+	gp_string(o, input_name(a));
 	fprintf(o, "\nset key outside right\nset xlabel ");
 	gp_string(o, x_label(a));
 	fprintf(o, "\nset yrange [0:*]\n");
@@ -231,7 +231,7 @@ int plot_draw(const struct analysis *a)
 {
 	if (!has_samples(a)) {
 		fprintf(stderr, "%s: %s: no calls on any pool to plot\n",
-		        progname, a->opt.file);
+		        progname, input_name(a));
 		return -1;
 	}
 	/* gnuplot may stop reading early; its status says why. */

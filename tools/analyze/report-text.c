@@ -238,9 +238,7 @@ static void text_format(const struct analysis *a, FILE *o)
 static void text_trace(const struct analysis *a, FILE *o)
 {
 	const struct lineinfo *L = &a->lines;
-	fprintf(o, "shiftpool-analyze: %s\n",
-	        strcmp(a->opt.file, "-") == 0 ? "(standard input)"
-	                                      : a->opt.file);
+	fprintf(o, "shiftpool-analyze: %s\n", input_name(a));
 	text_format(a, o);
 	fprintf(o, "processes: %zu\n", a->nprocs);
 	fprintf(o,

@@ -8,6 +8,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int leak_cmp(const void *x, const void *y)
 {
@@ -127,4 +128,9 @@ void pool_name(const struct analysis *a, const struct pool *p, char *buf,
 const char *pool_kind(const struct pool *p)
 {
 	return p->set != NULL ? "set" : "pool";
+}
+
+const char *input_name(const struct analysis *a)
+{
+	return strcmp(a->opt.file, "-") == 0 ? "(standard input)" : a->opt.file;
 }
