@@ -317,10 +317,9 @@ void pool_name(const struct analysis *a, const struct pool *p, char *buf,
 const char *pool_kind(const struct pool *p);
 /* FILE, or "(standard input)" for -. */
 const char *input_name(const struct analysis *a);
-/* For each event of l still counted under its kind. */
-#define EVENTS_FOR_EACH(e, l)                                                  \
-	for (const struct event *e = (l)->v; e < (l)->v + (l)->n; e++)         \
-		if (!e->retracted)
+/* The event of l at or after *i still counted under its kind, *i moved
+ * past it; NULL after the last. */
+const struct event *event_next(const struct evlist *l, size_t *i);
 
 /* ----------------------------------------------------------- report-*.c */
 

@@ -643,6 +643,7 @@ static void fork_lives(struct analysis *a)
 		if (copy == 0 || l.state == ST_NEW)
 			continue;
 		l.pool = copy - 1;
+		l.pending_double = 0; /* its event is the parent's */
 		*life_claim(&a->live, l.pool, l.ptr) = l;
 		if (l.state == ST_LIVE)
 			live_account(a, &a->pools[l.pool], &l, +1);

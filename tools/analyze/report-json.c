@@ -294,11 +294,12 @@ static void json_leaks(const struct analysis *a, struct jw *w,
 static void json_events(struct jw *w, enum kind k, const struct evlist *l)
 {
 	uint64_t listed = 0;
+	size_t i = 0;
+	const struct event *e;
 	jw_open(w, kind_names[k], '{');
 	jw_u64(w, "count", l->count);
 	jw_open(w, "list", '[');
-	EVENTS_FOR_EACH(e, l)
-	{
+	while ((e = event_next(l, &i)) != NULL) {
 		jw_open(w, NULL, '{');
 		jw_u64(w, "line", e->line);
 		jw_str(w, "op", trace_op_name(e->op));

@@ -169,10 +169,10 @@ static void text_leaks(const struct analysis *a, FILE *o, const struct pool *p)
 
 static void text_events(FILE *o, enum kind k, const struct evlist *l)
 {
-	size_t shown = 0;
+	size_t shown = 0, i = 0;
+	const struct event *e;
 	fprintf(o, "  %s: %" PRIu64 "\n", kind_titles[k], l->count);
-	EVENTS_FOR_EACH(e, l)
-	{
+	while ((e = event_next(l, &i)) != NULL) {
 		fprintf(o,
 		        "    line %" PRIu64 ": %s 0x%" PRIx64
 		        " (thread %" PRIu64 ")",

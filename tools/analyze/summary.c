@@ -134,3 +134,13 @@ const char *input_name(const struct analysis *a)
 {
 	return strcmp(a->opt.file, "-") == 0 ? "(standard input)" : a->opt.file;
 }
+
+const struct event *event_next(const struct evlist *l, size_t *i)
+{
+	while (*i < l->n) {
+		const struct event *e = &l->v[(*i)++];
+		if (!e->retracted)
+			return e;
+	}
+	return NULL;
+}
