@@ -280,6 +280,7 @@ struct call {
 };
 
 #define KEY_BIT(k) (UINT32_C(1) << TRACE_KEY_##k)
+_Static_assert(TRACE_KEY_COUNT <= 32, "struct call.present has a bit a key");
 
 /* ----------------------------------------------------------------- parse.c */
 

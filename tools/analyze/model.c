@@ -53,6 +53,7 @@ struct ctx {
 };
 
 #define OP_BIT(op) (UINT32_C(1) << TRACE_OP_##op)
+_Static_assert(TRACE_OP_COUNT <= 32, "a set of operations is 32 bits");
 #define ALLOC_OPS                                                              \
 	(OP_BIT(MALLOC) | OP_BIT(CALLOC) | OP_BIT(STRDUP) | OP_BIT(MALLOC_BULK))
 #define FREE_OPS (OP_BIT(FREE) | OP_BIT(FREE_BULK))

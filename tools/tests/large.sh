@@ -13,8 +13,8 @@ SHIFTPOOL_ANALYZE_TABLE_STATS=1
 export SHIFTPOOL_ANALYZE_TABLE_STATS
 run 1 "$tmp/large.trace"
 cat "$tmp/err"
-probes_within live 2 64
-probes_within maps 2 64
+probes_within live 3 256
+probes_within maps 3 256
 
 expect_line "lines: 999998 (records 999997, comments 1, blank 0)"
 expect_line "malformed lines: 0"
