@@ -3,8 +3,11 @@
 # from the top.  It does not link the library.
 
 bin_PROGRAMS += tools/shiftpool-analyze
-# Everything but main.c, which the fuzz target replaces with its own.
+# Everything but main.c, which the fuzz target replaces with its own.  The
+# trace vocabulary is the library's header, listed here so that it is
+# distributed however the library's sources change.
 ANALYZE_CORE_SOURCES = \
+	src/trace-format.h \
 	tools/analyze/analyze.h \
 	tools/analyze/util.c \
 	tools/analyze/table.c \

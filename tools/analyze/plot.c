@@ -5,7 +5,8 @@
  * allocations that succeeded (a sliding window of allocations, so that a
  * burst shows however the calls are spread in time).  The x of a sample is
  * the seconds since the first record when every record has t=, else the
- * record's number.  gnuplot draws one panel per quantity, a line per pool.
+ * record's number.  gnuplot draws one panel per quantity, a line per pool;
+ * --plot-data writes every sample.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -22,6 +23,8 @@
 #include <unistd.h>
 
 #define GNUPLOT "gnuplot"
+/* The columns of a sample: x, blocks, fallback bytes, fallback rate. */
+#define RATE_COLUMN 4
 
 /* ------------------------------------------------------------- sampling */
 
@@ -164,22 +167,71 @@ static void gp_string(FILE *o, const char *s)
 	fputc('\'', o);
 }
 
+/* The picture is 1000 pixels wide: past this many chunks a series is
+ * thinned to each chunk's extremes, in order, so no peak is lost. */
+#define PLOT_CHUNKS 2000
+
+static int by_index(const void *x, const void *y)
+{
+	size_t i = *(const size_t *)x, j = *(const size_t *)y;
+	return (i > j) - (i < j);
+}
+
+/* Writes samples [start, end): the first, the last, and those with the
+ * most and the fewest blocks and fallback bytes. */
+static void gp_chunk(const struct analysis *a, FILE *o, const struct sample *v,
+                     size_t start, size_t end)
+{
+	size_t pick[6] = {start, end - 1, start, start, start, start};
+	for (size_t i = start; i < end; i++) {
+		if (v[i].blocks > v[pick[2]].blocks)
+			pick[2] = i;
+		if (v[i].blocks < v[pick[3]].blocks)
+			pick[3] = i;
+		if (v[i].fallback_bytes > v[pick[4]].fallback_bytes)
+			pick[4] = i;
+		if (v[i].fallback_bytes < v[pick[5]].fallback_bytes)
+			pick[5] = i;
+	}
+	qsort(pick, 6, sizeof pick[0], by_index);
+	for (int k = 0; k < 6; k++)
+		if (k == 0 || pick[k] != pick[k - 1])
+			write_sample(a, o, &v[pick[k]]);
+}
+
+static void gp_series(const struct analysis *a, FILE *o, const struct series *s)
+{
+	size_t chunk = s->n / PLOT_CHUNKS + 1;
+	for (size_t start = 0; start < s->n; start += chunk)
+		gp_chunk(a, o, s->v, start,
+		         s->n - start < chunk ? s->n : start + chunk);
+}
+
 static void gp_data(const struct analysis *a, FILE *o)
 {
 	for (size_t i = 0; i < a->npools; i++) {
 		if (a->pools[i].series.n == 0)
 			continue;
 		fprintf(o, "$pool%zu << EOD\n", i);
-		write_series(a, o, &a->pools[i].series);
+		gp_series(a, o, &a->pools[i].series);
 		fprintf(o, "EOD\n");
 	}
 }
 
-/* One panel: column of every pool's series against x. */
+/* Whether a pool's series has a fallback rate somewhere. */
+static int has_rate(const struct pool *p)
+{
+	return p->series.filled != 0;
+}
+
+/* One panel: column of the series of every pool that has one against x;
+ * a pool keeps its colour (its rank among the pools with samples) in
+ * every panel. */
 static void gp_panel(const struct analysis *a, FILE *o, int column,
                      const char *label)
 {
 	const char *sep = "plot ";
+	unsigned rank = 0;
 	fprintf(o, "set ylabel ");
 	gp_string(o, label);
 	fputc('\n', o);
@@ -188,10 +240,14 @@ static void gp_panel(const struct analysis *a, FILE *o, int column,
 		char name[64], title[80];
 		if (p->series.n == 0)
 			continue;
+		rank++;
+		if (column == RATE_COLUMN && !has_rate(p))
+			continue;
 		pool_name(a, p, name, sizeof name);
 		snprintf(title, sizeof title, "%s %s", pool_kind(p), name);
-		fprintf(o, "%s$pool%zu using 1:%d with steps title ", sep, i,
-		        column);
+		fprintf(o,
+		        "%s$pool%zu using 1:%d with steps linetype %u title ",
+		        sep, i, column, rank);
 		gp_string(o, title);
 		sep = ", \\\n     ";
 	}
@@ -211,11 +267,12 @@ static void gp_script(const struct analysis *a, FILE *o)
 	gp_string(o, input_name(a));
 	fprintf(o, "\nset key outside right\nset xlabel ");
 	gp_string(o, x_label(a));
-	fprintf(o, "\nset yrange [0:*]\n");
+	/* Room above the highest value, which the frame would hide. */
+	fprintf(o, "\nset yrange [0:*]\nset offsets 0, 0, graph 0.05, 0\n");
 	gp_panel(a, o, 2, "pool blocks in use");
 	gp_panel(a, o, 3, "fallback bytes live");
-	fprintf(o, "set yrange [0:1]\n");
-	gp_panel(a, o, 4, rate);
+	fprintf(o, "set yrange [0:1.05]\n");
+	gp_panel(a, o, RATE_COLUMN, rate);
 	fprintf(o, "unset multiplot\nunset output\n");
 }
 
