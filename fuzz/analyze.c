@@ -1,7 +1,8 @@
 /*
  * The fuzz target of shiftpool-analyze: any bytes, read as a trace, go
- * through the parser, the model and every report; none may crash, leak
- * or run into undefined behaviour.  The options follow from the input's
+ * through the parser, the model, every report and the plot's data and
+ * script (gnuplot is not run); none may crash, leak or run into undefined
+ * behaviour.  The options follow from the input's
  * length, so that short lists, --strict and a small plot window are tried
  * too without taking bytes from the trace.
  *
@@ -28,6 +29,7 @@ static struct options options_for(size_t size)
 	    .limit = size % 5 == 0 ? SIZE_MAX : size % 5,
 	    .top = size % 3,
 	    .file = "fuzz",
+	    .plot = "fuzz.png",
 	    .plot_data = "-",
 	    .plot_window = 1 + size % 7,
 	};
@@ -45,6 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text_report(&a, o);
 	json_report(&a, o);
 	plot_data_write(&a, o);
+	plot_script_write(&a, o);
 	total_problems(&a);
 	analysis_free(&a);
 	return 0;

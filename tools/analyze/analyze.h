@@ -336,6 +336,8 @@ void series_sample(const struct analysis *a, struct pool *p, uint64_t t);
 void series_free(struct series *s);
 /* Writes the samples of every pool as text; 0 or an errno. */
 int plot_data_write(const struct analysis *a, FILE *o);
+/* The gnuplot script that draws opt.plot, its data inline. */
+void plot_script_write(const struct analysis *a, FILE *o);
 /* Whether gnuplot is on PATH. */
 int plot_can_draw(void);
 /* Draws opt.plot with gnuplot; 0 on success, else says why on stderr. */

@@ -254,7 +254,7 @@ static void gp_panel(const struct analysis *a, FILE *o, int column,
 	fputc('\n', o);
 }
 
-static void gp_script(const struct analysis *a, FILE *o)
+void plot_script_write(const struct analysis *a, FILE *o)
 {
 	char rate[80];
 	snprintf(rate, sizeof rate, "fallback rate (last %zu allocations)",
@@ -300,7 +300,7 @@ int plot_draw(const struct analysis *a)
 		signal(SIGPIPE, old);
 		return -1;
 	}
-	gp_script(a, gp);
+	plot_script_write(a, gp);
 	int status = pclose(gp);
 	signal(SIGPIPE, old);
 	if (status != 0) {
