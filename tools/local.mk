@@ -3,7 +3,23 @@
 # from the top.  It does not link the library.
 
 bin_PROGRAMS += tools/shiftpool-analyze
-tools_shiftpool_analyze_SOURCES = tools/shiftpool-analyze.c
+# Everything but main.c, which the fuzz target replaces with its own.  The
+# trace vocabulary is the library's header, listed here so that it is
+# distributed however the library's sources change.
+ANALYZE_CORE_SOURCES = \
+	src/trace-format.h \
+	tools/analyze/analyze.h \
+	tools/analyze/util.c \
+	tools/analyze/table.c \
+	tools/analyze/parse.c \
+	tools/analyze/model.c \
+	tools/analyze/summary.c \
+	tools/analyze/report-text.c \
+	tools/analyze/report-json.c \
+	tools/analyze/plot.c
+tools_shiftpool_analyze_SOURCES = tools/analyze/main.c $(ANALYZE_CORE_SOURCES)
+# The trace vocabulary, shared with the library.
+tools_shiftpool_analyze_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src
 
 # Shell scripts, run from the top build directory with srcdir exported by
 # the test harness; each sources tools/tests/common.sh.
@@ -19,7 +35,15 @@ TOOLS_TESTS = \
 	tools/tests/malformed.sh \
 	tools/tests/empty.sh \
 	tools/tests/usage.sh \
-	tools/tests/large.sh
+	tools/tests/large.sh \
+	tools/tests/v2.sh \
+	tools/tests/report.sh \
+	tools/tests/fork.sh \
+	tools/tests/set.sh \
+	tools/tests/fallback-reuse.sh \
+	tools/tests/hash-collide.sh \
+	tools/tests/plot-data.sh \
+	tools/tests/plot.sh
 
 TOOLS_TEST_FILES = \
 	tools/tests/data/example.trace \
@@ -42,9 +66,22 @@ TOOLS_TEST_FILES = \
 	tools/tests/data/malformed.trace \
 	tools/tests/data/malformed.expected \
 	tools/tests/data/empty.trace \
-	tools/tests/data/empty.expected
+	tools/tests/data/empty.expected \
+	tools/tests/data/v2.trace \
+	tools/tests/data/v2.expected \
+	tools/tests/data/report.trace \
+	tools/tests/data/report.expected \
+	tools/tests/data/fork.trace \
+	tools/tests/data/fork.expected \
+	tools/tests/data/fork.plot-data \
+	tools/tests/data/set.trace \
+	tools/tests/data/set.expected \
+	tools/tests/data/fallback-reuse.trace \
+	tools/tests/data/fallback-reuse.expected \
+	tools/tests/data/example.plot-data
 
 TESTS += $(TOOLS_TESTS)
 EXTRA_DIST += $(TOOLS_TESTS) $(TOOLS_TEST_FILES) \
 	tools/tests/common.sh \
-	tools/tests/gen-large.awk
+	tools/tests/gen-large.awk \
+	tools/tests/gen-collide.py

@@ -7,7 +7,7 @@ expect_file clean.expected
 expect_in "pool 7" "  flags: 0x2"
 expect_in "pool 7" "  allocations: 7 (pool 4, fallback 2, failed 1)"
 expect_in "pool 7" "  fallback rate: 33.33%"
-expect_in "pool 7" "  frees: 7 (pool 4, fallback 2, NULL 1, invalid 0, double 0)"
+expect_in "pool 7" "  frees: 7 (pool 4, fallback 2, NULL 1, invalid 0, double 0, wrong pool 0)"
 expect_in "pool 7" "  cross-thread frees: 2"
 expect_in "pool 7" "  peak live pool blocks: 3"
 expect_in "pool 7" "  peak live fallback bytes: 1512"

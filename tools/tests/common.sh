@@ -8,6 +8,11 @@
 #   json_is EXPR VALUE     in the JSON document $out, python EXPR (on d) is
 #                          VALUE, written as JSON
 #   json_valid             $out is valid JSON (python3 -m json.tool)
+#   probes_within TABLE MEAN MAX
+#                          the "table TABLE:" line of $tmp/err (run with
+#                          SHIFTPOOL_ANALYZE_TABLE_STATS set) has a mean
+#                          probe length of at most MEAN and a longest of
+#                          at most MAX
 #   finish                 exit 1 if anything failed, else 0
 
 : "${srcdir:=.}"
@@ -83,6 +88,15 @@ json_is()
 d = json.load(open(sys.argv[1]))
 print(json.dumps(eval(sys.argv[2])))' "$out" "$1") || { fail "JSON: $1"; return; }
 	[ "$got" = "$2" ] || fail "JSON $1 is $got, expected $2"
+}
+
+probes_within()
+{
+	line=$(grep "^table $1: " "$tmp/err") || { fail "no table $1 statistics"; return; }
+	echo "$line" | awk -v mean="$2" -v max="$3" '{
+		for (i = 1; i < NF; i++) v[$i] = $(i + 1)
+		if (v["lookups"] == 0 || v["mean"] > mean || v["max"] > max) exit 1
+	}' || fail "table $1: probes too long (at most mean $2, max $3): $line"
 }
 
 finish()

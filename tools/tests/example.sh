@@ -5,7 +5,7 @@
 run 1 - <"$DATA/example.trace"
 expect_file example.expected
 expect_in "pool 1" "  block size: 1024"
-expect_in "pool 1" "  operations: init=1 malloc=2 calloc=1 realloc=1 strdup=1 free=4 destroy=1"
+expect_in "pool 1" "  operations: init=1 set_init=0 destroy=1 malloc=2 calloc=1 realloc=1 strdup=1 free=4 malloc_bulk=0 free_bulk=0 trim=0 report=0 fork=0"
 expect_in "pool 1" "  allocations: 5 (pool 3, fallback 1, failed 1)"
 expect_in "pool 1" "  fallback rate: 25.00%"
 expect_in "pool 1" "  peak live pool blocks: 2"

@@ -8,7 +8,7 @@ expect_file invalid-free.expected
 expect_in "pool 4" "  invalid frees (reported by the library): 2"
 expect_in "pool 4" "    line 4: free 0x7f0000000010 (thread 1)"
 expect_in "pool 4" "    line 5: realloc 0x7f0000000020 (thread 1)"
-expect_in "pool 4" "  frees: 2 (pool 1, fallback 0, NULL 0, invalid 1, double 0)"
+expect_in "pool 4" "  frees: 2 (pool 1, fallback 0, NULL 0, invalid 1, double 0, wrong pool 0)"
 expect_in "pool 4" "  leaks: 0 (0 bytes)"
 expect_in "pool 4" "  frees of unknown pointers: 0"
 expect_line "result: 2 problems (invalid_frees 2)"

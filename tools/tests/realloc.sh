@@ -5,7 +5,7 @@
 
 run 0 - <"$DATA/realloc.trace"
 expect_file realloc.expected
-expect_in "pool 5" "  operations: init=1 malloc=2 calloc=0 realloc=8 strdup=0 free=2 destroy=1"
+expect_in "pool 5" "  operations: init=1 set_init=0 destroy=1 malloc=2 calloc=0 realloc=8 strdup=0 free=2 malloc_bulk=0 free_bulk=0 trim=0 report=0 fork=0"
 expect_in "pool 5" "  allocations: 9 (pool 4, fallback 4, failed 1)"
 expect_in "pool 5" "  reallocs: in place 2, moved 3, freed (size 0) 1, failed 1"
 expect_in "pool 5" "  peak live pool blocks: 2"

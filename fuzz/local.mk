@@ -1,0 +1,53 @@
+# fuzz/: libFuzzer targets, built with clang (-fsanitize=fuzzer,address,
+# undefined) by "make fuzz" only, which then runs each for FUZZ_SECONDS on
+# a copy of its seed corpus fuzz/corpus/NAME/, in fuzz/work/NAME/ (what it
+# finds stays there: crashes as fuzz/work/NAME-crash-*).  Included from the
+# top Makefile.am; paths are from the top.
+#
+# A new target NAME: fuzz/NAME.c and fuzz/corpus/NAME/, its name in
+# FUZZ_TARGETS, its sources in a build rule like analyze's, its files in
+# EXTRA_DIST.
+
+FUZZ_TARGETS = analyze
+FUZZ_SECONDS = 60
+FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_CPPFLAGS = -DHAVE_CONFIG_H -I$(top_builddir) -I$(top_srcdir)/include \
+	-I$(top_srcdir)/src
+# Builds $@ from the .c files among the prerequisites.
+FUZZ_LINK = $(CLANG) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -o $@ \
+	`for f in $^; do case $$f in *.c) echo $$f;; esac; done`
+FUZZ_NO_CLANG = echo "make fuzz: clang was not found by configure; install" \
+	"clang and run configure again" >&2; exit 1
+
+fuzz/analyze-fuzzer: fuzz/analyze.c $(ANALYZE_CORE_SOURCES)
+	@test -n "$(CLANG)" || { $(FUZZ_NO_CLANG); }
+	@$(MKDIR_P) fuzz
+	$(AM_V_CC)$(FUZZ_LINK) -I$(top_srcdir)/tools/analyze
+
+.PHONY: fuzz clean-fuzz
+fuzz:
+	@test -n "$(CLANG)" || { $(FUZZ_NO_CLANG); }
+	@for t in $(FUZZ_TARGETS); do \
+	  $(MAKE) $(AM_MAKEFLAGS) fuzz/$$t-fuzzer || exit 1; \
+	done
+	@for t in $(FUZZ_TARGETS); do \
+	  rm -rf fuzz/work/$$t && $(MKDIR_P) fuzz/work/$$t && \
+	  cp $(srcdir)/fuzz/corpus/$$t/* fuzz/work/$$t/ && \
+	  echo "fuzz/$$t-fuzzer: $(FUZZ_SECONDS) s on a copy of fuzz/corpus/$$t" && \
+	  fuzz/$$t-fuzzer -max_total_time=$(FUZZ_SECONDS) \
+	    -artifact_prefix=fuzz/work/$$t- fuzz/work/$$t || exit 1; \
+	done
+
+clean-fuzz:
+	rm -rf fuzz/work
+	for t in $(FUZZ_TARGETS); do rm -f fuzz/$$t-fuzzer; done
+clean-local: clean-fuzz
+
+EXTRA_DIST += fuzz/analyze.c \
+	fuzz/corpus/analyze/v1-calls \
+	fuzz/corpus/analyze/v1-realloc \
+	fuzz/corpus/analyze/v2-bulk-trim \
+	fuzz/corpus/analyze/v2-fork-report \
+	fuzz/corpus/analyze/v2-odd-lines \
+	fuzz/corpus/analyze/v2-set

@@ -1,0 +1,769 @@
+/*
+ * shiftpool-analyze: the bookkeeping.  Records change processes, pools and
+ * the live set, and what is wrong about them becomes an event of a kind.
+ *
+ * A pool is known by (process, pool id); a set and the pool ids of its
+ * classes all name one pool entry, the set.  A process is a pid and which
+ * of the processes that had that pid it is, so a reused pid starts anew.
+ * The live set keeps an entry per (pool, address) for the whole run, so
+ * that a second free of a block can be told from a free of an address the
+ * trace never showed.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+
+#include "analyze.h"
+
+#include <shiftpool.h> /* enum pool_error, the codes of error= */
+#include <stdlib.h>
+#include <string.h>
+
+/* POOL_ERROR_WRONG_POOL's code, which trace-format.h names but
+ * shiftpool.h does not have yet. */
+#define ERROR_WRONG_POOL 5
+
+const char *const kind_names[K_COUNT] = {
+    "invalid_frees",           "double_frees",          "wrong_pool_frees",
+    "corrupted_free_lists",    "writes_after_free",     "unknown_frees",
+    "unreported_double_frees", "duplicate_allocations",
+};
+
+const char *const kind_titles[K_COUNT] = {
+    "invalid frees (reported by the library)",
+    "double frees (reported by the library)",
+    "frees of another pool's pointer (reported by the library)",
+    "corrupted free lists (reported by the library)",
+    "writes after free (reported by the library)",
+    "frees of unknown pointers",
+    "double frees not reported by the library",
+    "allocations returning a live pointer",
+};
+
+/* A record being applied, and what it names. */
+struct ctx {
+	struct analysis *a;
+	const struct call *c;
+	uint64_t line;
+	uint32_t proc; /* index into a->procs */
+	uint32_t pi;   /* index into a->pools, when p is not NULL */
+	struct pool *p;
+};
+
+#define OP_BIT(op) (UINT32_C(1) << TRACE_OP_##op)
+_Static_assert(TRACE_OP_COUNT <= 32, "a set of operations is 32 bits");
+#define ALLOC_OPS                                                              \
+	(OP_BIT(MALLOC) | OP_BIT(CALLOC) | OP_BIT(STRDUP) | OP_BIT(MALLOC_BULK))
+#define FREE_OPS (OP_BIT(FREE) | OP_BIT(FREE_BULK))
+/* The calls a thread makes on a pool's memory. */
+#define CALL_OPS (ALLOC_OPS | FREE_OPS | OP_BIT(REALLOC))
+
+static int op_in(enum trace_op op, uint32_t set)
+{
+	return (set >> op) & 1;
+}
+
+static uint64_t value(const struct ctx *x, enum trace_key k)
+{
+	return x->c->v[k];
+}
+
+static int has(const struct call *c, enum trace_key k)
+{
+	return (c->present >> k) & 1;
+}
+
+/* ------------------------------------------------------- checks and maps */
+
+static int is_pow2(uint64_t v)
+{
+	return v != 0 && (v & (v - 1)) == 0;
+}
+
+static unsigned log2_of(uint64_t pow2)
+{
+	unsigned i = 0;
+	while (pow2 >>= 1)
+		i++;
+	return i;
+}
+
+/* The outcomes that mean the library refused the pointer. */
+static int refused(uint64_t src)
+{
+	return src == TRACE_SRC_INVALID || src == TRACE_SRC_DOUBLE ||
+	       src == TRACE_SRC_WRONG_POOL;
+}
+
+static enum kind refused_kind(uint64_t src)
+{
+	if (src == TRACE_SRC_INVALID)
+		return K_INVALID;
+	return src == TRACE_SRC_DOUBLE ? K_DOUBLE : K_WRONG_POOL;
+}
+
+/* The kind of a report record's error=; K_COUNT for none. */
+static enum kind error_kind(uint64_t code)
+{
+	switch (code) {
+	case POOL_ERROR_INVALID_POINTER:
+		return K_INVALID;
+	case POOL_ERROR_DOUBLE_FREE:
+		return K_DOUBLE;
+	case POOL_ERROR_CORRUPTED:
+		return K_CORRUPTED;
+	case POOL_ERROR_WRITE_AFTER_FREE:
+		return K_WRITE_AFTER_FREE;
+	case ERROR_WRONG_POOL:
+		return K_WRONG_POOL;
+	}
+	return K_COUNT;
+}
+
+/* A pointer of 0 exactly when nothing was handed out or freed. */
+static int null_iff_none(const uint64_t *v)
+{
+	return (v[TRACE_KEY_PTR] == 0) == (v[TRACE_KEY_SRC] == TRACE_SRC_NONE);
+}
+
+/* Whether the values of a record make sense together. */
+static int call_valid(const struct call *c)
+{
+	const uint64_t *v = c->v;
+	if (has(c, TRACE_KEY_CLASS) && v[TRACE_KEY_CLASS] != 0 &&
+	    !is_pow2(v[TRACE_KEY_CLASS]))
+		return 0;
+	if (op_in(c->op, ALLOC_OPS))
+		return !refused(v[TRACE_KEY_SRC]) && null_iff_none(v);
+	if (op_in(c->op, FREE_OPS))
+		return null_iff_none(v);
+	switch (c->op) {
+	case TRACE_OP_REALLOC:
+		if (refused(v[TRACE_KEY_SRC]))
+			return v[TRACE_KEY_PTR] == 0 && v[TRACE_KEY_OLD] != 0;
+		return null_iff_none(v);
+	case TRACE_OP_INIT:
+		return !has(c, TRACE_KEY_SET) ||
+		       is_pow2(v[TRACE_KEY_BLOCK_SIZE]);
+	case TRACE_OP_SET_INIT:
+		return is_pow2(v[TRACE_KEY_MIN_BLOCK]) &&
+		       is_pow2(v[TRACE_KEY_MAX_BLOCK]) &&
+		       v[TRACE_KEY_MIN_BLOCK] <= v[TRACE_KEY_MAX_BLOCK];
+	case TRACE_OP_REPORT:
+		return error_kind(v[TRACE_KEY_ERROR]) != K_COUNT;
+	default:
+		return 1;
+	}
+}
+
+/* ------------------------------------------------------------- processes */
+
+static uint32_t process_new(struct analysis *a, uint64_t pid, int has_pid,
+                            unsigned generation)
+{
+	if (a->nprocs >= UINT32_MAX - 1)
+		die_nomem();
+	a->procs = array_reserve(a->procs, &a->capprocs, a->nprocs + 1,
+	                         sizeof *a->procs);
+	a->procs[a->nprocs] = (struct process){pid, has_pid, generation};
+	*counter_at(&a->proc_index, pid, (uint64_t)has_pid) = a->nprocs + 1;
+	return (uint32_t)a->nprocs++;
+}
+
+/* The process that wrote a record: the latest with its pid. */
+static uint32_t process_of(struct analysis *a, const struct call *c)
+{
+	int has_pid = has(c, TRACE_KEY_PID);
+	uint64_t pid = has_pid ? c->v[TRACE_KEY_PID] : 0;
+	uint64_t *index = counter_find(&a->proc_index, pid, (uint64_t)has_pid);
+	if (index != NULL)
+		return (uint32_t)(*index - 1);
+	return process_new(a, pid, has_pid, 1);
+}
+
+/* A fork record starts a process, a new one even when its pid was seen. */
+static uint32_t process_start(struct analysis *a, const struct call *c)
+{
+	int has_pid = has(c, TRACE_KEY_PID);
+	uint64_t pid = has_pid ? c->v[TRACE_KEY_PID] : 0;
+	uint64_t *index = counter_find(&a->proc_index, pid, (uint64_t)has_pid);
+	unsigned generation = index ? a->procs[*index - 1].generation + 1 : 1;
+	return process_new(a, pid, has_pid, generation);
+}
+
+/* ----------------------------------------------------------------- pools */
+
+static uint32_t pool_new(struct analysis *a, uint32_t proc, uint64_t id,
+                         uint64_t line)
+{
+	if (a->npools >= UINT32_MAX - 1)
+		die_nomem();
+	a->pools = array_reserve(a->pools, &a->cappools, a->npools + 1,
+	                         sizeof *a->pools);
+	struct pool *p = &a->pools[a->npools];
+	memset(p, 0, sizeof *p);
+	p->id = id;
+	p->process = proc;
+	p->first_line = line;
+	counter_map_init(&p->sizes, &a->key, &a->map_probes);
+	counter_map_init(&p->threads, &a->key, &a->map_probes);
+	return (uint32_t)a->npools++;
+}
+
+static uint32_t pool_get(struct analysis *a, uint32_t proc, uint64_t id,
+                         uint64_t line)
+{
+	uint64_t *index = counter_at(&a->pool_index, proc, id);
+	if (*index == 0)
+		*index = (uint64_t)pool_new(a, proc, id, line) + 1;
+	return (uint32_t)(*index - 1);
+}
+
+static struct set_info *set_of(struct pool *p)
+{
+	if (p->set == NULL)
+		p->set = xcalloc(1, sizeof *p->set);
+	return p->set;
+}
+
+/* The pool a record is about: a class's init record is about its set. */
+static uint64_t pool_id_of(const struct call *c)
+{
+	if (c->op == TRACE_OP_INIT && has(c, TRACE_KEY_SET))
+		return c->v[TRACE_KEY_SET];
+	return c->v[TRACE_KEY_POOL];
+}
+
+/* ---------------------------------------------------------------- events */
+
+static void add_event(struct ctx *x, enum kind k, uint64_t ptr,
+                      uint64_t other_line)
+{
+	struct evlist *l = &x->p->ev[k];
+	l->count++;
+	x->p->st.problems[k]++;
+	x->a->total.problems[k]++;
+	if (l->n - l->retracted >= x->a->opt.limit)
+		return;
+	l->v = array_reserve(l->v, &l->cap, l->n + 1, sizeof *l->v);
+	l->v[l->n++] = (struct event){x->line,
+	                              ptr,
+	                              value(x, TRACE_KEY_THREAD),
+	                              other_line,
+	                              (unsigned char)x->c->op,
+	                              0};
+}
+
+/* Takes back the event of kind k at line: it was another kind after all.
+ * Events are appended in line order, so v is sorted by line. */
+static void retract_event(struct ctx *x, enum kind k, uint64_t line)
+{
+	struct evlist *l = &x->p->ev[k];
+	l->count--;
+	x->p->st.problems[k]--;
+	x->a->total.problems[k]--;
+	size_t lo = 0, hi = l->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (l->v[mid].line < line)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < l->n && l->v[lo].line == line && !l->v[lo].retracted) {
+		l->v[lo].retracted = 1;
+		l->retracted++;
+	}
+}
+
+/* ------------------------------------------------------------- live set */
+
+static void peak(uint64_t *live, uint64_t *pk)
+{
+	if (*live > *pk)
+		*pk = *live;
+}
+
+/* Adds (sign > 0) or removes a live entry's weight in both stats. */
+static void live_account(struct analysis *a, struct pool *p,
+                         const struct life *l, int sign)
+{
+	struct stats *s[2] = {&p->st, &a->total};
+	for (int i = 0; i < 2; i++) {
+		if (l->src == TRACE_SRC_POOL) {
+			s[i]->live_pool_blocks += (uint64_t)(int64_t)sign;
+			peak(&s[i]->live_pool_blocks, &s[i]->peak_pool_blocks);
+		} else if (l->src == TRACE_SRC_FALLBACK) {
+			if (sign > 0)
+				s[i]->live_fallback_bytes += l->size;
+			else
+				s[i]->live_fallback_bytes -= l->size;
+			peak(&s[i]->live_fallback_bytes,
+			     &s[i]->peak_fallback_bytes);
+		}
+	}
+}
+
+static void make_live(struct ctx *x, uint64_t ptr, uint64_t size, uint64_t src)
+{
+	struct life *l = life_claim(&x->a->live, x->pi, ptr);
+	if (l->state == ST_LIVE) {
+		add_event(x, K_DUPLICATE, ptr, l->line);
+		live_account(x->a, x->p, l, -1);
+	}
+	*l = (struct life){
+	    .ptr = ptr,
+	    .size = size,
+	    .line = x->line,
+	    .thread = value(x, TRACE_KEY_THREAD),
+	    .pool = x->pi,
+	    .state = ST_LIVE,
+	    .op = (unsigned char)x->c->op,
+	    .src = (unsigned char)src,
+	};
+	live_account(x->a, x->p, l, +1);
+}
+
+/* The life of ptr when it is live; else why not becomes an event. */
+static struct life *live_or_event(struct ctx *x, uint64_t ptr)
+{
+	struct life *l = life_find(&x->a->live, x->pi, ptr);
+	if (l == NULL || l->state == ST_NEW) {
+		add_event(x, K_UNKNOWN, ptr, 0);
+		return NULL;
+	}
+	if (l->state == ST_RELEASED) {
+		/* The system allocator may have handed it to anyone since. */
+		add_event(x, K_UNKNOWN, ptr, l->line);
+		return NULL;
+	}
+	if (l->state == ST_FREED) {
+		add_event(x, K_UNREPORTED, ptr, l->line);
+		l->pending_double = x->line;
+		return NULL;
+	}
+	return l;
+}
+
+/* Ends the life of ptr; src is the free's, NONE to go by the entry's. */
+static void release(struct ctx *x, uint64_t ptr, uint64_t src)
+{
+	struct life *l = live_or_event(x, ptr);
+	if (l == NULL)
+		return;
+	live_account(x->a, x->p, l, -1);
+	uint64_t thread = value(x, TRACE_KEY_THREAD);
+	if (l->thread != thread) {
+		x->p->st.cross_thread++;
+		x->a->total.cross_thread++;
+	}
+	int to_system =
+	    src == TRACE_SRC_FALLBACK || l->src == TRACE_SRC_FALLBACK;
+	l->state = to_system ? ST_RELEASED : ST_FREED;
+	l->line = x->line;
+	l->thread = thread;
+	l->pending_double = 0;
+}
+
+/* -------------------------------------------------------------- requests */
+
+static unsigned size_bucket(uint64_t size)
+{
+	if (size <= 1)
+		return (unsigned)size;
+	return 2 + log2_of(size - 1); /* 1 + ceil(log2(size)) */
+}
+
+/* The first known class of a set that fits size; -1 when none does. */
+static int class_for_size(const struct set_info *s, uint64_t size)
+{
+	unsigned i = size <= 1 ? 0 : log2_of(size - 1) + 1;
+	for (; i < 64; i++)
+		if (s->classes[i].known)
+			return (int)i;
+	return -1;
+}
+
+static void count_class(struct ctx *x, uint64_t size, uint64_t src)
+{
+	struct set_info *s = x->p->set;
+	int fallback = src == TRACE_SRC_FALLBACK;
+	uint64_t class = value(x, TRACE_KEY_CLASS);
+	if (src == TRACE_SRC_POOL && class != 0) {
+		struct set_class *served = &s->classes[log2_of(class)];
+		served->known = 1;
+		served->served++;
+	}
+	int i = class_for_size(s, size);
+	if (i < 0) {
+		s->above_requests++;
+		s->above_fallback += (uint64_t)fallback;
+	} else {
+		s->classes[i].requests++;
+		s->classes[i].fallback += (uint64_t)fallback;
+	}
+}
+
+/* An allocating call: histogram, counters; src says who served it. */
+static void count_request(struct ctx *x, uint64_t size, uint64_t src)
+{
+	struct pool *p = x->p;
+	(*counter_at(&p->sizes, size, 0))++;
+	p->buckets[size_bucket(size)]++;
+	p->st.alloc_calls++;
+	x->a->total.alloc_calls++;
+	if (src == TRACE_SRC_NONE) {
+		p->st.failed++;
+		x->a->total.failed++;
+	} else {
+		p->st.served[src]++;
+		x->a->total.served[src]++;
+		series_count(x->a, p, src == TRACE_SRC_FALLBACK);
+	}
+	if (p->set != NULL)
+		count_class(x, size, src);
+}
+
+/* --------------------------------------------------------------- records */
+
+static void on_class_init(struct ctx *x)
+{
+	struct set_info *s = set_of(x->p);
+	struct set_class *class =
+	    &s->classes[log2_of(value(x, TRACE_KEY_BLOCK_SIZE))];
+	class->known = 1;
+	class->block_count = value(x, TRACE_KEY_BLOCK_COUNT);
+	/* Whatever names the class's own pool id is about the set. */
+	uint64_t *index =
+	    counter_at(&x->a->pool_index, x->proc, value(x, TRACE_KEY_POOL));
+	if (*index == 0)
+		*index = (uint64_t)x->pi + 1;
+}
+
+static void on_init(struct ctx *x)
+{
+	struct pool *p = x->p;
+	if (has(x->c, TRACE_KEY_SET)) {
+		on_class_init(x);
+		return;
+	}
+	p->has_init = 1;
+	p->block_size = value(x, TRACE_KEY_BLOCK_SIZE);
+	p->block_count = value(x, TRACE_KEY_BLOCK_COUNT);
+	p->has_flags = has(x->c, TRACE_KEY_FLAGS);
+	p->flags = value(x, TRACE_KEY_FLAGS);
+	p->init_line = x->line;
+}
+
+static void on_set_init(struct ctx *x)
+{
+	struct pool *p = x->p;
+	struct set_info *s = set_of(p);
+	s->min_block = value(x, TRACE_KEY_MIN_BLOCK);
+	s->max_block = value(x, TRACE_KEY_MAX_BLOCK);
+	s->bytes_per_class = value(x, TRACE_KEY_BYTES_PER_CLASS);
+	for (unsigned i = log2_of(s->min_block); i <= log2_of(s->max_block);
+	     i++)
+		s->classes[i].known = 1;
+	p->has_init = 1;
+	p->has_flags = has(x->c, TRACE_KEY_FLAGS);
+	p->flags = value(x, TRACE_KEY_FLAGS);
+	p->init_line = x->line;
+}
+
+static void on_destroy(struct ctx *x)
+{
+	x->p->destroy_line = x->line;
+}
+
+static void on_alloc(struct ctx *x)
+{
+	uint64_t ptr = value(x, TRACE_KEY_PTR);
+	uint64_t size = value(x, TRACE_KEY_SIZE);
+	uint64_t src = value(x, TRACE_KEY_SRC);
+	count_request(x, size, src);
+	if (ptr != 0)
+		make_live(x, ptr, size, src);
+}
+
+static void on_free(struct ctx *x)
+{
+	uint64_t ptr = value(x, TRACE_KEY_PTR);
+	uint64_t src = value(x, TRACE_KEY_SRC);
+	x->p->st.frees_by_src[src]++;
+	x->a->total.frees_by_src[src]++;
+	if (refused(src))
+		add_event(x, refused_kind(src), ptr, 0);
+	else if (ptr != 0)
+		release(x, ptr, src);
+}
+
+/* realloc(NULL, n) is malloc(n); realloc(NULL, 0) may give NULL. */
+static void realloc_new(struct ctx *x, uint64_t size, uint64_t ptr,
+                        uint64_t src)
+{
+	if (ptr != 0 || size > 0)
+		count_request(x, size, src);
+	if (ptr != 0)
+		make_live(x, ptr, size, src);
+}
+
+/* The old pointer stays where it was: live from here on, whatever it was
+ * before, with the new size. */
+static void realloc_in_place(struct ctx *x, uint64_t size, uint64_t ptr,
+                             uint64_t src)
+{
+	count_request(x, size, src);
+	x->p->st.realloc_inplace++;
+	x->a->total.realloc_inplace++;
+	struct life *l = live_or_event(x, ptr);
+	if (l != NULL) {
+		live_account(x->a, x->p, l, -1);
+		l->state = ST_NEW;
+	}
+	make_live(x, ptr, size, src);
+}
+
+static void realloc_moved(struct ctx *x, uint64_t old, uint64_t size,
+                          uint64_t ptr, uint64_t src)
+{
+	count_request(x, size, src);
+	x->p->st.realloc_moved++;
+	x->a->total.realloc_moved++;
+	release(x, old, TRACE_SRC_NONE);
+	make_live(x, ptr, size, src);
+}
+
+static void on_realloc(struct ctx *x)
+{
+	struct stats *s[2] = {&x->p->st, &x->a->total};
+	uint64_t old = value(x, TRACE_KEY_OLD);
+	uint64_t size = value(x, TRACE_KEY_SIZE);
+	uint64_t ptr = value(x, TRACE_KEY_PTR);
+	uint64_t src = value(x, TRACE_KEY_SRC);
+	if (refused(src)) {
+		/* The old pointer was refused: a bad free, nothing more. */
+		add_event(x, refused_kind(src), old, 0);
+	} else if (old == 0) {
+		realloc_new(x, size, ptr, src);
+	} else if (ptr == 0 && size == 0) {
+		s[0]->realloc_to_zero++;
+		s[1]->realloc_to_zero++;
+		release(x, old, TRACE_SRC_NONE);
+	} else if (ptr == 0) {
+		count_request(x, size, TRACE_SRC_NONE);
+		s[0]->realloc_failed++;
+		s[1]->realloc_failed++;
+		live_or_event(x, old); /* it must still be live */
+	} else if (ptr == old) {
+		realloc_in_place(x, size, ptr, src);
+	} else {
+		realloc_moved(x, old, size, ptr, src);
+	}
+}
+
+static void on_trim(struct ctx *x)
+{
+	struct stats *s[2] = {&x->p->st, &x->a->total};
+	for (int i = 0; i < 2; i++) {
+		s[i]->trims++;
+		s[i]->trim_bytes += value(x, TRACE_KEY_BYTES);
+	}
+}
+
+/* A double free the library found after the free that made it: the
+ * analyzer's pending "not reported" of that free was reported after all. */
+static void on_report(struct ctx *x)
+{
+	enum kind k = error_kind(value(x, TRACE_KEY_ERROR));
+	uint64_t ptr = value(x, TRACE_KEY_PTR);
+	struct life *l = life_find(&x->a->live, x->pi, ptr);
+	if (k == K_DOUBLE && l != NULL && l->pending_double != 0) {
+		retract_event(x, K_UNREPORTED, l->pending_double);
+		add_event(x, K_DOUBLE, ptr, l->pending_double);
+		l->pending_double = 0;
+		return;
+	}
+	add_event(x, k, ptr, 0);
+}
+
+/* ------------------------------------------------------------------ fork */
+
+/* The child's copy of pool qi, made on first need. */
+static uint32_t pool_copy(struct analysis *a, uint32_t qi, uint32_t child,
+                          uint64_t line)
+{
+	if (a->pools[qi].copy != 0)
+		return a->pools[qi].copy - 1;
+	uint32_t ci = pool_new(a, child, a->pools[qi].id, line);
+	struct pool *q = &a->pools[qi], *p = &a->pools[ci];
+	q->copy = ci + 1;
+	p->has_init = q->has_init;
+	p->has_flags = q->has_flags;
+	p->block_size = q->block_size;
+	p->block_count = q->block_count;
+	p->flags = q->flags;
+	p->init_line = q->init_line;
+	p->forked_from = qi + 1;
+	p->fork_line = line;
+	if (q->set != NULL) {
+		struct set_info *s = set_of(p);
+		*s = *q->set;
+		s->above_requests = s->above_fallback = 0;
+		for (int i = 0; i < 64; i++)
+			s->classes[i].requests = s->classes[i].served =
+			    s->classes[i].fallback = 0;
+	}
+	return ci;
+}
+
+/* Every pool id of the parent, set classes' included, names a copy. */
+static void fork_pools(struct analysis *a, uint32_t parent, uint32_t child,
+                       uint64_t line)
+{
+	size_t n = a->pool_index.n;
+	for (size_t i = 0; i < n; i++) {
+		struct counter e = a->pool_index.v[i];
+		if (e.a != parent)
+			continue;
+		uint32_t ci =
+		    pool_copy(a, (uint32_t)(e.count - 1), child, line);
+		*counter_at(&a->pool_index, child, e.b) = (uint64_t)ci + 1;
+	}
+}
+
+/* Every address of the parent's pools, live or not, in the copies. */
+static void fork_lives(struct analysis *a)
+{
+	size_t n = a->live.n;
+	for (size_t i = 0; i < n; i++) {
+		struct life l = a->live.v[i];
+		uint32_t copy = a->pools[l.pool].copy;
+		if (copy == 0 || l.state == ST_NEW)
+			continue;
+		l.pool = copy - 1;
+		l.pending_double = 0; /* its event is the parent's */
+		*life_claim(&a->live, l.pool, l.ptr) = l;
+		if (l.state == ST_LIVE)
+			live_account(a, &a->pools[l.pool], &l, +1);
+	}
+}
+
+static void on_fork(struct ctx *x)
+{
+	struct analysis *a = x->a;
+	uint64_t *parent =
+	    counter_find(&a->proc_index, value(x, TRACE_KEY_PARENT), 1);
+	if (parent == NULL)
+		return;
+	size_t first = a->npools;
+	fork_pools(a, (uint32_t)(*parent - 1), x->proc, x->line);
+	fork_lives(a);
+	for (size_t i = 0; i < a->npools; i++)
+		a->pools[i].copy = 0;
+	for (size_t i = first; i < a->npools; i++)
+		series_sample(a, &a->pools[i], value(x, TRACE_KEY_T));
+}
+
+/* -------------------------------------------------------------- dispatch */
+
+typedef void handler(struct ctx *x);
+
+static handler *const handlers[TRACE_OP_COUNT] = {
+    [TRACE_OP_INIT] = on_init,         [TRACE_OP_SET_INIT] = on_set_init,
+    [TRACE_OP_DESTROY] = on_destroy,   [TRACE_OP_MALLOC] = on_alloc,
+    [TRACE_OP_CALLOC] = on_alloc,      [TRACE_OP_REALLOC] = on_realloc,
+    [TRACE_OP_STRDUP] = on_alloc,      [TRACE_OP_FREE] = on_free,
+    [TRACE_OP_MALLOC_BULK] = on_alloc, [TRACE_OP_FREE_BULK] = on_free,
+    [TRACE_OP_TRIM] = on_trim,         [TRACE_OP_REPORT] = on_report,
+    [TRACE_OP_FORK] = on_fork,
+};
+
+static void note_time(struct analysis *a, const struct call *c)
+{
+	if (!has(c, TRACE_KEY_T)) {
+		a->untimed++;
+	} else if (!a->has_t0) {
+		a->t0 = c->v[TRACE_KEY_T];
+		a->has_t0 = 1;
+	}
+}
+
+/* Operation and thread counts; a call's sample for the plot. */
+static void count_record(struct ctx *x)
+{
+	struct analysis *a = x->a;
+	enum trace_op op = x->c->op;
+	a->total.ops[op]++;
+	if (x->p == NULL)
+		return;
+	x->p->st.ops[op]++;
+	if (!op_in(op, CALL_OPS))
+		return;
+	uint64_t thread = value(x, TRACE_KEY_THREAD);
+	(*counter_at(&x->p->threads, x->proc, thread))++;
+	(*counter_at(&a->threads, x->proc, thread))++;
+	series_sample(a, x->p, value(x, TRACE_KEY_T));
+}
+
+int model_apply(struct analysis *a, const struct call *c, uint64_t line)
+{
+	if (!call_valid(c))
+		return 0;
+	struct ctx x = {a, c, line, 0, 0, NULL};
+	note_time(a, c);
+	if (c->op == TRACE_OP_FORK) {
+		x.proc = process_start(a, c);
+	} else {
+		x.proc = process_of(a, c);
+		x.pi = pool_get(a, x.proc, pool_id_of(c), line);
+		x.p = &a->pools[x.pi];
+		if (has(c, TRACE_KEY_CLASS))
+			set_of(x.p);
+	}
+	handlers[c->op](&x);
+	count_record(&x);
+	return 1;
+}
+
+/* -------------------------------------------------------------- lifetime */
+
+void analysis_init(struct analysis *a, const struct options *opt)
+{
+	memset(a, 0, sizeof *a);
+	a->opt = *opt;
+	hash_key_init(&a->key);
+	counter_map_init(&a->pool_index, &a->key, &a->map_probes);
+	counter_map_init(&a->proc_index, &a->key, &a->map_probes);
+	counter_map_init(&a->threads, &a->key, &a->map_probes);
+	a->live.index.key = &a->key;
+	a->live.index.stats = &a->live_probes;
+}
+
+static void pool_entry_free(struct pool *p)
+{
+	counter_map_free(&p->sizes);
+	counter_map_free(&p->threads);
+	for (int k = 0; k < K_COUNT; k++)
+		free(p->ev[k].v);
+	free(p->leaks);
+	free(p->set);
+	series_free(&p->series);
+}
+
+void analysis_free(struct analysis *a)
+{
+	for (size_t i = 0; i < a->npools; i++)
+		pool_entry_free(&a->pools[i]);
+	free(a->pools);
+	free(a->procs);
+	counter_map_free(&a->pool_index);
+	counter_map_free(&a->proc_index);
+	counter_map_free(&a->threads);
+	table_free(&a->live.index);
+	free(a->live.v);
+	free(a->lines.mal);
+	free(a->lines.unk);
+}

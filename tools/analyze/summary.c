@@ -1,0 +1,146 @@
+/*
+ * shiftpool-analyze: what both reports derive from the model at the end:
+ * leaks, sizes by frequency, buckets, the verdict, the names of pools.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "analyze.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int leak_cmp(const void *x, const void *y)
+{
+	const struct leak *l = x, *m = y;
+	if (l->line != m->line)
+		return l->line > m->line ? 1 : -1;
+	return (l->ptr > m->ptr) - (l->ptr < m->ptr);
+}
+
+static void count_leaks(struct analysis *a)
+{
+	for (size_t i = 0; i < a->live.n; i++) {
+		const struct life *l = &a->live.v[i];
+		if (l->state != ST_LIVE)
+			continue;
+		struct stats *s[2] = {&a->pools[l->pool].st, &a->total};
+		for (int j = 0; j < 2; j++) {
+			s[j]->leaks++;
+			s[j]->leak_bytes += l->size;
+		}
+	}
+}
+
+/* Allocations live at the end, per pool, first allocated first. */
+void analysis_finish(struct analysis *a)
+{
+	count_leaks(a);
+	for (size_t i = 0; i < a->npools; i++) {
+		struct pool *p = &a->pools[i];
+		p->leaks = xcalloc(p->st.leaks, sizeof *p->leaks);
+	}
+	for (size_t i = 0; i < a->live.n; i++) {
+		const struct life *l = &a->live.v[i];
+		if (l->state != ST_LIVE)
+			continue;
+		struct pool *p = &a->pools[l->pool];
+		p->leaks[p->nleaks++] = (struct leak){
+		    l->ptr, l->size, l->line, l->thread, l->op, l->src};
+	}
+	for (size_t i = 0; i < a->npools; i++)
+		qsort(a->pools[i].leaks, a->pools[i].nleaks,
+		      sizeof(struct leak), leak_cmp);
+}
+
+static int sizecount_cmp(const void *x, const void *y)
+{
+	const struct sizecount *s = x, *t = y;
+	if (s->count != t->count)
+		return s->count < t->count ? 1 : -1;
+	return (s->size > t->size) - (s->size < t->size);
+}
+
+struct sizecount *top_sizes(const struct pool *p, size_t *n)
+{
+	struct sizecount *v = xcalloc(p->sizes.n, sizeof *v);
+	for (size_t i = 0; i < p->sizes.n; i++)
+		v[i] = (struct sizecount){p->sizes.v[i].a, p->sizes.v[i].count};
+	qsort(v, p->sizes.n, sizeof *v, sizecount_cmp);
+	*n = p->sizes.n;
+	return v;
+}
+
+uint64_t oversize_requests(const struct pool *p)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < p->sizes.n; i++)
+		if (p->sizes.v[i].a > p->block_size)
+			n += p->sizes.v[i].count;
+	return n;
+}
+
+/* Bucket 0 is size 0, 1 is size 1, b > 1 holds 2^(b-2) + 1 .. 2^(b-1). */
+void bucket_range(unsigned b, uint64_t *lo, uint64_t *hi)
+{
+	if (b <= 1) {
+		*lo = *hi = b;
+		return;
+	}
+	*lo = b == 2 ? 2 : (UINT64_C(1) << (b - 2)) + 1;
+	*hi = b - 1 >= 64 ? UINT64_MAX : UINT64_C(1) << (b - 1);
+}
+
+/* Leaks and every kind of problem; with --strict, bad lines too. */
+uint64_t total_problems(const struct analysis *a)
+{
+	uint64_t n = a->total.leaks;
+	for (int k = 0; k < K_COUNT; k++)
+		n += a->total.problems[k];
+	if (a->opt.strict)
+		n += a->lines.malformed + a->lines.unknown;
+	return n;
+}
+
+uint64_t frees_total(const struct stats *s)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < TRACE_SRC_COUNT; i++)
+		n += s->frees_by_src[i];
+	return n;
+}
+
+void pool_name(const struct analysis *a, const struct pool *p, char *buf,
+               size_t size)
+{
+	const struct process *pr = &a->procs[p->process];
+	if (a->nprocs <= 1)
+		snprintf(buf, size, "%" PRIu64, p->id);
+	else if (!pr->has_pid)
+		snprintf(buf, size, "?:%" PRIu64, p->id);
+	else if (pr->generation > 1)
+		snprintf(buf, size, "%" PRIu64 "#%u:%" PRIu64, pr->pid,
+		         pr->generation, p->id);
+	else
+		snprintf(buf, size, "%" PRIu64 ":%" PRIu64, pr->pid, p->id);
+}
+
+const char *pool_kind(const struct pool *p)
+{
+	return p->set != NULL ? "set" : "pool";
+}
+
+const char *input_name(const struct analysis *a)
+{
+	return strcmp(a->opt.file, "-") == 0 ? "(standard input)" : a->opt.file;
+}
+
+const struct event *event_next(const struct evlist *l, size_t *i)
+{
+	while (*i < l->n) {
+		const struct event *e = &l->v[(*i)++];
+		if (!e->retracted)
+			return e;
+	}
+	return NULL;
+}
