@@ -26,7 +26,7 @@ enum workload {
 	WORKLOAD_PARALLEL,
 	WORKLOAD_SORT,
 	WORKLOAD_XTHREAD,
-	WORKLOAD_HTTP, /* examples/httpd under wrk (external programs) */
+	WORKLOAD_HTTP, /* bench/httpd under wrk (external programs) */
 	WORKLOAD_CURL, /* examples/curl-pool from lighttpd (external) */
 	WORKLOAD_COUNT
 };

@@ -510,7 +510,7 @@ static void row_take(struct row *row, struct worker_output *w, int counted)
 
 /*
  * Whether source is a sanitizer's runtime standing in for glibc's malloc:
- * examples/httpd is built with the project's sanitizers, which interpose
+ * bench/httpd is built with the project's sanitizers, which interpose
  * malloc, so its glibc row is served by them in such a build.
  */
 static int sanitizer_serves_malloc(enum allocator allocator,

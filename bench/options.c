@@ -279,7 +279,7 @@ void options_usage(const char *program)
 	    "What to run:\n"
 	    "  --workload=LIST    held, oversize, lighttpd, parallel, sort, "
 	    "xthread,\n"
-	    "                     http (examples/httpd under wrk), curl\n"
+	    "                     http (bench/httpd under wrk), curl\n"
 	    "                     (examples/curl-pool from lighttpd), or all\n"
 	    "                     [all but http and curl]\n"
 	    "  --allocator=LIST   glibc, tcmalloc, jemalloc, mimalloc, "

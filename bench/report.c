@@ -123,7 +123,7 @@ void row_describe(const struct row *row, char *buf, size_t size)
 	case WORKLOAD_HTTP:
 		snprintf(
 		    buf, size,
-		    "examples/httpd --threads=%zu --allocator=X (its own "
+		    "bench/httpd --threads=%zu --allocator=X (its own "
 		    "process, peers as httpd-tcmalloc ...), loaded for %g s "
 		    "by wrk -t%d -c%zu (keep-alive) with GET /bytes/%zu; op "
 		    "= one request; latency percentiles from wrk (p99.9 by a "
