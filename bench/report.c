@@ -258,14 +258,11 @@ static const char *allocator_symbols(const struct row *rows, size_t count,
 	return buf;
 }
 
-static void table_header(FILE *out, const struct run_info *info,
-                         const struct row *rows, size_t count)
+/* What was measured where, and how: the machine, the command, the
+ * method and what the columns mean. */
+static void header_method(FILE *out, const struct run_info *info)
 {
 	const struct options *o = info->options;
-	char list[LIST_MAX * 24];
-	int printed[ALLOCATOR_COUNT] = {0};
-	char symbols[96];
-	size_t i;
 
 	fprintf(out, "shiftpool %s benchmark, %s\n", SHIFTPOOL_VERSION_STRING,
 	        info->date);
@@ -302,6 +299,14 @@ static void table_header(FILE *out, const struct run_info *info,
 		        "per run; rates (req/s, MB/s) are\n"
 		        "            medians [min .. max], x glibc = this "
 		        "row's rate / glibc's (above 1: faster).\n");
+}
+
+/* Every parameter, in the options' own spelling, so that the run can be
+ * repeated from its output. */
+static void header_parameters(FILE *out, const struct options *o)
+{
+	char list[LIST_MAX * 24];
+
 	format_list(&o->n, ",", list, sizeof(list));
 	fprintf(out,
 	        "parameters: --seed=%" PRIu64 " --runs=%zu --warmup=%zu "
@@ -331,6 +336,38 @@ static void table_header(FILE *out, const struct run_info *info,
 	        o->quick
 	            ? "\n            --quick: a smoke run, not a measurement"
 	            : "");
+}
+
+/* One line for the allocator of a measured row: what it called, from
+ * which object, and the pool's fallback. */
+static void header_allocator(FILE *out, const struct row *row,
+                             const struct row *rows, size_t count)
+{
+	enum allocator a = row->c.allocator;
+	char symbols[96];
+
+	if (strcmp(row->symbol, "none") == 0)
+		fprintf(out, "  %-16s no allocator (%s)\n", allocator_names[a],
+		        a == ALLOCATOR_STACK
+		            ? "alloca"
+		            : "preallocated memory, the same bytes");
+	else
+		fprintf(
+		    out, "  %-16s %s/%s from %s, %s\n", allocator_names[a],
+		    allocator_symbols(rows, count, a, symbols, sizeof(symbols)),
+		    row->free_symbol, row->source, row->version);
+	if (strcmp(row->fallback_source, "none") != 0)
+		fprintf(out, "  %-16s fallback %s from %s\n", "",
+		        row->fallback_symbol, row->fallback_source);
+}
+
+/* The allocators of the bench workers' rows, measured ones first, then
+ * those configure did not find. */
+static void header_allocators(FILE *out, const struct row *rows, size_t count)
+{
+	int printed[ALLOCATOR_COUNT] = {0};
+	size_t i, j;
+
 	for (i = 0; i < count; i++)
 		if (!workload_is_external(rows[i].c.workload))
 			break;
@@ -338,31 +375,15 @@ static void table_header(FILE *out, const struct run_info *info,
 		fprintf(out, "allocators:\n");
 	for (i = 0; i < count; i++) {
 		const struct row *row = &rows[i];
-		enum allocator a = row->c.allocator;
 
 		/* http, curl: the from/program column says it. */
-		if (printed[a] || row->runs == 0 ||
+		if (printed[row->c.allocator] || row->runs == 0 ||
 		    workload_is_external(row->c.workload))
 			continue;
-		printed[a] = 1;
-		if (strcmp(row->symbol, "none") == 0)
-			fprintf(out, "  %-16s no allocator (%s)\n",
-			        allocator_names[a],
-			        a == ALLOCATOR_STACK
-			            ? "alloca"
-			            : "preallocated memory, the same bytes");
-		else
-			fprintf(out, "  %-16s %s/%s from %s, %s\n",
-			        allocator_names[a],
-			        allocator_symbols(rows, count, a, symbols,
-			                          sizeof(symbols)),
-			        row->free_symbol, row->source, row->version);
-		if (strcmp(row->fallback_source, "none") != 0)
-			fprintf(out, "  %-16s fallback %s from %s\n", "",
-			        row->fallback_symbol, row->fallback_source);
+		printed[row->c.allocator] = 1;
+		header_allocator(out, row, rows, count);
 	}
-	for (i = 0; i < ALLOCATOR_COUNT; i++) {
-		size_t j;
+	for (i = 0; i < ALLOCATOR_COUNT; i++)
 		for (j = 0; j < count && !printed[i]; j++)
 			if (rows[j].c.allocator == i &&
 			    rows[j].status == ROW_NOT_BUILT) {
@@ -372,7 +393,14 @@ static void table_header(FILE *out, const struct run_info *info,
 				        allocator_names[i]);
 				printed[i] = 1;
 			}
-	}
+}
+
+static void table_header(FILE *out, const struct run_info *info,
+                         const struct row *rows, size_t count)
+{
+	header_method(out, info);
+	header_parameters(out, info->options);
+	header_allocators(out, rows, count);
 	if (info->unoptimized)
 		fprintf(out,
 		        "WARNING: workers were built without optimisation; "
@@ -830,13 +858,9 @@ static void json_ok_number(FILE *out, const char *key, int first,
 	json_number(out, row->status == ROW_OK ? value : 0);
 }
 
-void report_json(FILE *out, const struct run_info *info, const struct row *rows,
-                 size_t count)
+/* The run as a whole: what, when, the command and the machine. */
+static void json_run(FILE *out, const struct run_info *info)
 {
-	const struct options *o = info->options;
-	char description[640];
-	size_t i, k;
-
 	fprintf(out, "{\n  \"benchmark\": \"shiftpool bench\",\n  ");
 	field_text(out, FORMAT_JSON, "shiftpool_version", 1,
 	           SHIFTPOOL_VERSION_STRING);
@@ -853,6 +877,12 @@ void report_json(FILE *out, const struct run_info *info, const struct row *rows,
 	field_text(out, FORMAT_JSON, "load_before", 0, info->load_before);
 	field_text(out, FORMAT_JSON, "load_after", 0, info->load_after);
 	fprintf(out, "},\n");
+}
+
+static void json_method(FILE *out, const struct run_info *info)
+{
+	const struct options *o = info->options;
+
 	fprintf(out,
 	        "  \"method\": {\"process_per_run\": true, \"warmup_runs\": "
 	        "%zu, \"counted_runs\": %zu, \"interleaved\": true, \"clock\": "
@@ -867,6 +897,12 @@ void report_json(FILE *out, const struct run_info *info, const struct row *rows,
 	        "false"
 #endif
 	);
+}
+
+/* The options as given; null for a size means the workload's default,
+ * resolved in each row. */
+static void json_parameters(FILE *out, const struct options *o)
+{
 	fprintf(out,
 	        "  \"parameters\": {\"seed\": %" PRIu64 ", \"n\": ", o->seed);
 	json_list(out, &o->n);
@@ -874,7 +910,6 @@ void report_json(FILE *out, const struct run_info *info, const struct row *rows,
 	json_list(out, &o->len);
 	fprintf(out, ", \"threads\": ");
 	json_list(out, &o->threads);
-	/* null: the workload's default, resolved in each row. */
 	fprintf(out, ", \"block_size\": ");
 	print_size_or(out, o->block_size, "null");
 	fprintf(out, ", \"blocks\": ");
@@ -895,66 +930,95 @@ void report_json(FILE *out, const struct run_info *info, const struct row *rows,
 	        ", \"rolling\": %s, \"queue_depth\": %zu, \"duration_s\": "
 	        "%g},\n",
 	        o->rolling ? "true" : "false", o->queue_depth, o->duration);
+}
+
+/* A row's times, their ratios, memory, counters and checksum. */
+static void json_row_figures(FILE *out, const struct row *row)
+{
+	size_t k;
+
+	fprintf(out, ",\n     \"ns_per_op\": {");
+	json_ok_number(out, "median", 1, row, row->median);
+	json_ok_number(out, "min", 0, row, row->min);
+	json_ok_number(out, "max", 0, row, row->max);
+	fprintf(out, ", \"runs\": [");
+	print_samples(out, row, ", ");
+	fprintf(out, "]}");
+	json_ok_number(out, "ops_per_s", 0, row, 1e9 / row->median);
+	fprintf(out, ", \"ops_per_run\": [");
+	for (k = 0; k < row->runs; k++)
+		fprintf(out, "%s%" PRIu64, k ? ", " : "", row->ops[k]);
+	fprintf(out, "],\n     ");
+	json_ok_number(out, "vs_glibc", 1, row, row->vs_glibc);
+	json_ok_number(out, "vs_tcmalloc", 0, row, row->vs_tcmalloc);
+	json_ok_number(out, "vs_floor", 0, row, row->vs_floor);
+	fprintf(out,
+	        ", \"peak_rss_kib\": %ld, \"pool_allocs\": %" PRIu64
+	        ", \"fallback_allocs\": %" PRIu64 ", \"checksum\": %" PRIu64
+	        ",\n     ",
+	        row->peak_rss_kib, row->pool_allocs, row->fallback_allocs,
+	        row->checksum);
+}
+
+/* http and curl rows: their own figures, in an object of their own. */
+static void json_external(FILE *out, const struct row *row)
+{
+	const struct bench_case *c = &row->c;
+
+	if (row->status != ROW_OK)
+		return;
+	if (c->workload == WORKLOAD_HTTP)
+		fprintf(out,
+		        ",\n     \"http\": {\"requests_per_s\": %.1f, "
+		        "\"latency_us\": {\"p50\": %.0f, \"p99\": %.0f, "
+		        "\"p999\": %.0f}, \"server_allocations\": %" PRIu64
+		        ", \"wrk_threads\": %d, \"connections\": %zu, "
+		        "\"server_threads\": %zu, \"body_bytes\": %zu}",
+		        1e9 / row->median, row->metric_median[METRIC_P50_US],
+		        row->metric_median[METRIC_P99_US],
+		        row->metric_median[METRIC_P999_US], row->allocs,
+		        HTTP_WRK_THREADS, c->clients, c->threads, c->size);
+	else if (c->workload == WORKLOAD_CURL)
+		fprintf(
+		    out,
+		    ",\n     \"curl\": {\"mb_per_s\": %.1f, "
+		    "\"cpu_s_per_gb\": %.4f, \"allocations\": %" PRIu64
+		    ", \"flow_allocations\": %" PRIu64 ", \"file_bytes\": %zu}",
+		    1e9 / row->median, row->metric_median[METRIC_CPU_S_PER_GB],
+		    row->allocs, row->flow_allocs, c->size);
+}
+
+static void json_row(FILE *out, const struct row *row)
+{
+	char description[640];
+
+	fputc('{', out);
+	row_identity(out, FORMAT_JSON, row);
+	row_describe(row, description, sizeof(description));
+	fprintf(out, ",\n     ");
+	field_text(out, FORMAT_JSON, "description", 1, description);
+	json_row_figures(out, row);
+	row_source_fields(out, FORMAT_JSON, row);
+	fprintf(out, ",\n     \"parameters\": {");
+	case_fields(out, FORMAT_JSON, &row->c);
+	fprintf(out, "},\n     ");
+	field_text(out, FORMAT_JSON, "command", 1, row->command);
+	json_external(out, row);
+	fputc('}', out);
+}
+
+void report_json(FILE *out, const struct run_info *info, const struct row *rows,
+                 size_t count)
+{
+	size_t i;
+
+	json_run(out, info);
+	json_method(out, info);
+	json_parameters(out, info->options);
 	fprintf(out, "  \"failed_rows\": %d,\n  \"rows\": [", info->failed);
 	for (i = 0; i < count; i++) {
-		const struct row *row = &rows[i];
-		const struct bench_case *c = &row->c;
-
-		fprintf(out, "%s\n    {", i ? "," : "");
-		row_identity(out, FORMAT_JSON, row);
-		row_describe(row, description, sizeof(description));
-		fprintf(out, ",\n     ");
-		field_text(out, FORMAT_JSON, "description", 1, description);
-		fprintf(out, ",\n     \"ns_per_op\": {");
-		json_ok_number(out, "median", 1, row, row->median);
-		json_ok_number(out, "min", 0, row, row->min);
-		json_ok_number(out, "max", 0, row, row->max);
-		fprintf(out, ", \"runs\": [");
-		print_samples(out, row, ", ");
-		fprintf(out, "]}");
-		json_ok_number(out, "ops_per_s", 0, row, 1e9 / row->median);
-		fprintf(out, ", \"ops_per_run\": [");
-		for (k = 0; k < row->runs; k++)
-			fprintf(out, "%s%" PRIu64, k ? ", " : "", row->ops[k]);
-		fprintf(out, "],\n     ");
-		json_ok_number(out, "vs_glibc", 1, row, row->vs_glibc);
-		json_ok_number(out, "vs_tcmalloc", 0, row, row->vs_tcmalloc);
-		json_ok_number(out, "vs_floor", 0, row, row->vs_floor);
-		fprintf(out,
-		        ", \"peak_rss_kib\": %ld, \"pool_allocs\": %" PRIu64
-		        ", \"fallback_allocs\": %" PRIu64
-		        ", \"checksum\": %" PRIu64 ",\n     ",
-		        row->peak_rss_kib, row->pool_allocs,
-		        row->fallback_allocs, row->checksum);
-		row_source_fields(out, FORMAT_JSON, row);
-		fprintf(out, ",\n     \"parameters\": {");
-		case_fields(out, FORMAT_JSON, c);
-		fprintf(out, "},\n     ");
-		field_text(out, FORMAT_JSON, "command", 1, row->command);
-		if (row->status == ROW_OK && c->workload == WORKLOAD_HTTP)
-			fprintf(
-			    out,
-			    ",\n     \"http\": {\"requests_per_s\": %.1f, "
-			    "\"latency_us\": {\"p50\": %.0f, \"p99\": %.0f, "
-			    "\"p999\": %.0f}, \"server_allocations\": %" PRIu64
-			    ", \"wrk_threads\": %d, \"connections\": %zu, "
-			    "\"server_threads\": %zu, \"body_bytes\": %zu}",
-			    1e9 / row->median,
-			    row->metric_median[METRIC_P50_US],
-			    row->metric_median[METRIC_P99_US],
-			    row->metric_median[METRIC_P999_US], row->allocs,
-			    HTTP_WRK_THREADS, c->clients, c->threads, c->size);
-		else if (row->status == ROW_OK && c->workload == WORKLOAD_CURL)
-			fprintf(
-			    out,
-			    ",\n     \"curl\": {\"mb_per_s\": %.1f, "
-			    "\"cpu_s_per_gb\": %.4f, \"allocations\": %" PRIu64
-			    ", \"flow_allocations\": %" PRIu64
-			    ", \"file_bytes\": %zu}",
-			    1e9 / row->median,
-			    row->metric_median[METRIC_CPU_S_PER_GB],
-			    row->allocs, row->flow_allocs, c->size);
-		fputc('}', out);
+		fprintf(out, "%s\n    ", i ? "," : "");
+		json_row(out, &rows[i]);
 	}
 	fprintf(out, "\n  ]\n}\n");
 }
