@@ -36,7 +36,7 @@
 
 /* Allocators configure found; the others' rows say "not built". */
 static const int allocator_built[ALLOCATOR_COUNT] = {
-    [ALLOCATOR_GLIBC] = 1,
+    [ALLOCATOR_GLIBC] = 1,           [ALLOCATOR_GLIBC_NOTRIM] = 1,
 #ifdef HAVE_TCMALLOC
     [ALLOCATOR_TCMALLOC] = 1,
 #endif
@@ -54,7 +54,8 @@ static const int allocator_built[ALLOCATOR_COUNT] = {
 /* A worker that runs longer than this is killed and its row fails. */
 #define WORKER_TIMEOUT_SECONDS 600.0
 
-#define OUTPUT_MAX 8192
+/* A worker's report, with --latency's histograms (a few KiB each). */
+#define OUTPUT_MAX ((size_t)1 << 18)
 
 /* ------------------------------------------------------------ helpers */
 
@@ -87,9 +88,15 @@ static int has_prefix(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/* Copies src into dst, cut to fit. */
 static void copy_string(char *dst, size_t size, const char *src)
 {
-	snprintf(dst, size, "%s", src);
+	size_t n = strlen(src);
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
 }
 
 static int compare_doubles(const void *a, const void *b)
@@ -170,20 +177,41 @@ static void load_average(char *buf, size_t size)
 		fclose(in);
 }
 
+/* --latency: the timer's rate and its own cost, on this machine, now. */
+static void timer_measure(struct timer_info *timer)
+{
+	timer->ticks_per_ns = latency_ticks_per_ns();
+	latency_empty_region(&timer->empty_p50, &timer->empty_min);
+	timer->invariant_tsc = latency_timer_steady();
+	timer->measured = 1;
+}
+
 /* ------------------------------------------------------------ rows */
 
-/* The command that runs a row: the worker and its arguments, or the
- * external programs'. */
+/* What a row's worker has in its environment beyond the driver's (which
+ * loses LD_PRELOAD and GLIBC_TUNABLES), as "NAME=VALUE", or NULL. */
+static const char *row_environment(const struct row *row)
+{
+	return row->c.allocator == ALLOCATOR_GLIBC_NOTRIM
+	           ? "GLIBC_TUNABLES=" GLIBC_NOTRIM_TUNABLES
+	           : NULL;
+}
+
+/* The command that runs a row, as a shell would take it: its
+ * environment, the worker and its arguments; or the external programs'. */
 static void row_command(struct row *row)
 {
+	const char *environment = row_environment(row);
 	int length;
 
 	if (workload_is_external(row->c.workload)) {
 		external_command(&row->c, row->command, sizeof(row->command));
 		return;
 	}
-	length = snprintf(row->command, sizeof(row->command), "%s ",
-	                  allocator_worker(row->c.allocator));
+	length =
+	    snprintf(row->command, sizeof(row->command), "%s%s%s ",
+	             environment ? environment : "", environment ? " " : "",
+	             allocator_worker(row->c.allocator));
 	case_format_args(&row->c, row->command + length,
 	                 sizeof(row->command) - length);
 }
@@ -224,6 +252,9 @@ static void row_init(struct row *row, const struct options *o, enum workload w,
 		row->metric[k] = xcalloc(o->runs, sizeof(*row->metric[k]));
 	row->ns_per_op = xcalloc(o->runs, sizeof(*row->ns_per_op));
 	row->ops = xcalloc(o->runs, sizeof(*row->ops));
+	row->faults = xcalloc(o->runs, sizeof(*row->faults));
+	for (k = 0; row->c.latency && k < LATENCY_SIDES; k++)
+		row->latency[k] = xcalloc(1, sizeof(*row->latency[k]));
 	row_check_runnable(row, directory);
 }
 
@@ -300,23 +331,31 @@ static int drain(int fd, char *buf, size_t size)
 	return n > 0;
 }
 
-/* Splits a row's command into argv (path first, the worker's name
- * dropped), in args, which it modifies. */
-static void worker_argv(const char *path, char *args, char **argv, size_t size)
+/* Splits a row's command, in args, which it modifies: the NAME=VALUE
+ * words before the worker's name into environment, the arguments after
+ * it into argv (path first).  Each list ends with NULL. */
+static void worker_argv(const char *path, char *args, char **argv,
+                        char **environment, size_t size)
 {
-	size_t argc = 0;
+	size_t argc = 0, envc = 0;
 	char *save = NULL, *arg;
 
-	argv[argc++] = (char *)path;
-	strtok_r(args, " ", &save); /* the worker's name */
+	arg = strtok_r(args, " ", &save);
+	while (arg != NULL && strchr(arg, '=') != NULL && envc + 1 < size) {
+		environment[envc++] = arg;
+		arg = strtok_r(NULL, " ", &save);
+	}
+	environment[envc] = NULL;
+	argv[argc++] = (char *)path; /* for the worker's name, arg */
 	while ((arg = strtok_r(NULL, " ", &save)) != NULL && argc + 1 < size)
 		argv[argc++] = arg;
 	argv[argc] = NULL;
 }
 
-/* Starts path with argv, its stdout and stderr into out[0] and err[0].
- * Returns its pid, or -1 with the reason in w->err. */
-static pid_t worker_spawn(const char *path, char **argv,
+/* Starts path with argv and environment added to the driver's, its
+ * stdout and stderr into *out and *err.  Returns its pid, or -1 with the
+ * reason in w->err. */
+static pid_t worker_spawn(const char *path, char **argv, char **environment,
                           struct worker_output *w, int *out, int *err)
 {
 	int out_pipe[2], err_pipe[2];
@@ -332,8 +371,12 @@ static pid_t worker_spawn(const char *path, char **argv,
 	if (pid == 0) {
 		dup2(out_pipe[1], STDOUT_FILENO);
 		dup2(err_pipe[1], STDERR_FILENO);
-		/* No allocator may be slipped under a worker. */
+		/* No allocator may be slipped under a worker, nor glibc's
+		 * settings changed but where a row says so. */
 		unsetenv("LD_PRELOAD");
+		unsetenv("GLIBC_TUNABLES");
+		while (*environment != NULL)
+			putenv(*environment++);
 		execv(path, argv);
 		fprintf(stderr, "cannot run %s: %s\n", path, strerror(errno));
 		_exit(127);
@@ -396,14 +439,15 @@ static int worker_run(const char *path, const struct row *row,
                       struct worker_output *w)
 {
 	char args[sizeof(row->command)];
-	char *argv[64];
+	char *argv[64], *environment[64];
 	int out, err;
 	pid_t pid;
 
 	memset(w, 0, sizeof(*w));
 	copy_string(args, sizeof(args), row->command);
-	worker_argv(path, args, argv, sizeof(argv) / sizeof(argv[0]));
-	pid = worker_spawn(path, argv, w, &out, &err);
+	worker_argv(path, args, argv, environment,
+	            sizeof(argv) / sizeof(argv[0]));
+	pid = worker_spawn(path, argv, environment, w, &out, &err);
 	if (pid < 0)
 		return -1;
 	worker_collect(
@@ -414,28 +458,34 @@ static int worker_run(const char *path, const struct row *row,
 	return WIFEXITED(w->status) && WEXITSTATUS(w->status) == 0 ? 0 : -1;
 }
 
-/* The value of "key=" in a worker's output, copied into buf; "" if none. */
-static const char *output_field(const char *out, const char *key, char *buf,
-                                size_t size)
+/* Where the value of "key=" starts in a worker's output, or NULL. */
+static const char *output_value(const char *out, const char *key)
 {
 	size_t length = strlen(key);
 	const char *line = out;
 
-	buf[0] = '\0';
 	while (line != NULL && *line != '\0') {
-		if (strncmp(line, key, length) == 0 && line[length] == '=') {
-			const char *value = line + length + 1;
-			size_t n = strcspn(value, "\n");
-			if (n >= size)
-				n = size - 1;
-			memcpy(buf, value, n);
-			buf[n] = '\0';
-			return buf;
-		}
+		if (strncmp(line, key, length) == 0 && line[length] == '=')
+			return line + length + 1;
 		line = strchr(line, '\n');
 		if (line != NULL)
 			line++;
 	}
+	return NULL;
+}
+
+/* The value of "key=" in a worker's output, copied into buf; "" if none. */
+static const char *output_field(const char *out, const char *key, char *buf,
+                                size_t size)
+{
+	const char *value = output_value(out, key);
+	size_t n = value ? strcspn(value, "\n") : 0;
+
+	if (n >= size)
+		n = size - 1;
+	if (n > 0)
+		memcpy(buf, value, n);
+	buf[n] = '\0';
 	return buf;
 }
 
@@ -468,6 +518,7 @@ static int source_expected(enum allocator allocator, const char *source)
 {
 	switch (allocator) {
 	case ALLOCATOR_GLIBC:
+	case ALLOCATOR_GLIBC_NOTRIM:
 		return has_prefix(source, "libc.so") ||
 		       has_prefix(source, "libc-");
 	case ALLOCATOR_TCMALLOC:
@@ -485,6 +536,31 @@ static int source_expected(enum allocator allocator, const char *source)
 	default:
 		return strcmp(source, "none") == 0;
 	}
+}
+
+/* Adds a counted run's histograms to the row's (--latency).  Returns 0,
+ * or -1 after failing the row. */
+static int row_take_latency(struct row *row, const char *out)
+{
+	char key[32];
+	int side;
+
+	for (side = 0; side < LATENCY_SIDES; side++) {
+		const char *value;
+
+		if (row->latency[side] == NULL)
+			continue;
+		snprintf(key, sizeof(key), "latency_%s",
+		         latency_side_names[side]);
+		value = output_value(out, key);
+		if (value == NULL ||
+		    latency_parse(value, row->latency[side]) != 0) {
+			row_fail(row, ROW_FAILED,
+			         "worker reported no readable %s", key);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* Takes one worker's report into its row. */
@@ -546,8 +622,11 @@ static void row_take(struct row *row, struct worker_output *w, int counted)
 		row->checksum_differs = 1;
 	row->pool_allocs = output_number(w->out, "pool_allocs");
 	row->fallback_allocs = output_number(w->out, "fallback_allocs");
+	row->faults[row->runs] = (double)output_number(w->out, "minor_faults");
 	if (w->maxrss_kib > row->peak_rss_kib)
 		row->peak_rss_kib = w->maxrss_kib;
+	if (row_take_latency(row, w->out) != 0)
+		return;
 	row->runs++;
 }
 
@@ -776,7 +855,23 @@ static void row_summarise(struct row *row)
 		memcpy(values, row->metric[k], n * sizeof(double));
 		row->metric_median[k] = median_of(values, n);
 	}
+	memcpy(values, row->faults, n * sizeof(double));
+	row->faults_median = median_of(values, n);
 	free(values);
+}
+
+/* --latency: the row's percentiles, from ticks to ns. */
+static void row_latency(struct row *row, const struct timer_info *timer)
+{
+	int side, k;
+
+	for (side = 0; side < LATENCY_SIDES; side++)
+		for (k = 0; row->latency[side] != NULL && k < LATENCY_POINTS;
+		     k++)
+			row->latency_ns[side][k] =
+			    latency_quantile(row->latency[side],
+			                     latency_quantiles[k]) /
+			    timer->ticks_per_ns;
 }
 
 /* Fixed work gives every allocator of a case the same checksum: glibc's,
@@ -824,10 +919,16 @@ static void rows_ratios(struct row *rows, size_t count)
 		row->vs_tcmalloc =
 		    tcmalloc ? row->median / tcmalloc->median : 0;
 		row->vs_floor = floor_row ? row->median / floor_row->median : 0;
+		/* pair: what the allocator adds to the same copy. */
+		row->has_overhead =
+		    row->c.workload == WORKLOAD_PAIR && floor_row != NULL;
+		if (row->has_overhead)
+			row->overhead = row->median - floor_row->median;
 	}
 }
 
-static void derive(struct row *rows, size_t count)
+static void derive(struct row *rows, size_t count,
+                   const struct timer_info *timer)
 {
 	size_t i;
 
@@ -841,6 +942,8 @@ static void derive(struct row *rows, size_t count)
 			continue;
 		}
 		row_summarise(row);
+		if (timer->measured)
+			row_latency(row, timer);
 		if (row->checksum_differs)
 			row_fail(row, ROW_FAILED,
 			         "checksum differs between runs");
@@ -941,6 +1044,9 @@ static void rows_free(struct row *rows, size_t count)
 	for (i = 0; i < count; i++) {
 		free(rows[i].ns_per_op);
 		free(rows[i].ops);
+		free(rows[i].faults);
+		for (k = 0; k < LATENCY_SIDES; k++)
+			free(rows[i].latency[k]);
 		for (k = 0; k < METRIC_COUNT; k++)
 			free(rows[i].metric[k]);
 	}
@@ -974,6 +1080,9 @@ int main(int argc, char **argv)
 	if (getenv("LD_PRELOAD") != NULL)
 		fprintf(stderr, "bench: LD_PRELOAD is set; the workers run "
 		                "without it\n");
+	if (getenv("GLIBC_TUNABLES") != NULL)
+		fprintf(stderr, "bench: GLIBC_TUNABLES is set; the workers run "
+		                "without it (glibc-notrim with its own)\n");
 
 	memset(&info, 0, sizeof(info));
 	info.options = &options;
@@ -987,13 +1096,15 @@ int main(int argc, char **argv)
 		free(rows);
 		return 2;
 	}
+	if (options.latency)
+		timer_measure(&info.timer);
 	load_average(info.load_before, sizeof(info.load_before));
 	start = now_seconds();
 	measure(&options, directory, rows, count);
 	external_cleanup();
 	info.seconds = now_seconds() - start;
 	load_average(info.load_after, sizeof(info.load_after));
-	derive(rows, count);
+	derive(rows, count, &info.timer);
 	rows_verdict(rows, count, &info);
 
 	status = report_all(&options, &info, rows, count);

@@ -6,7 +6,8 @@
 #   make bench BENCH_FLAGS='--quick --workload=held'
 #   bench/bench --help
 
-BENCH_COMMON_SOURCES = bench/bench.h bench/options.c
+BENCH_COMMON_SOURCES = bench/bench.h bench/options.c bench/latency.h \
+	bench/latency.c
 BENCH_WORKER_SOURCES = $(BENCH_COMMON_SOURCES) bench/peer.h bench/peer.c \
 	bench/workload.h bench/workloads.c bench/worker.c
 
@@ -31,6 +32,7 @@ bench_bench_SOURCES = $(BENCH_COMMON_SOURCES) bench/driver.h \
 bench_bench_CPPFLAGS = $(AM_CPPFLAGS) $(BENCH_SANITIZED_CPPFLAGS) \
 	-DBENCH_GNUPLOT='"$(GNUPLOT)"' -DBENCH_WRK='"$(WRK)"' \
 	-DBENCH_LIGHTTPD='"$(LIGHTTPD)"'
+bench_bench_LDADD = $(LIBM)
 EXTRA_bench_bench_DEPENDENCIES = $(BENCH_WORKERS)
 
 bench_bench_glibc_SOURCES = $(BENCH_WORKER_SOURCES)

@@ -142,6 +142,17 @@ void row_describe(const struct row *row, char *buf, size_t size)
 		    "CPU = user + system of curl-pool per GB (10^9 B)",
 		    c->size >> 20);
 		break;
+	case WORKLOAD_PAIR:
+		snprintf(
+		    buf, size,
+		    "T threads, each for %g s: malloc(%zu), copy %zu bytes "
+		    "in (no zeroing), read the last 8, free; pool of %zu x "
+		    "%zu B blocks shared (POOL_SINGLE: one per thread); op "
+		    "= one malloc and its free, ns/op = thread time (wall "
+		    "time x T / ops of all threads), overhead = ns/op - the "
+		    "floor's",
+		    c->duration, c->size, c->size, c->blocks, c->block_size);
+		break;
 	case WORKLOAD_XTHREAD:
 		snprintf(
 		    buf, size,
@@ -278,11 +289,18 @@ static void header_method(FILE *out, const struct run_info *info)
 	        "method:     every run of every row is a process of its "
 	        "own, linked with that allocator only;\n"
 	        "            %zu warm-up + %zu counted runs per row, "
-	        "allocators interleaved run by run;\n"
-	        "            each process: set-up and pool_init() "
-	        "untimed, one untimed warm-up pass,\n"
-	        "            then the timed region (CLOCK_MONOTONIC).\n",
+	        "allocators interleaved run by run;\n",
 	        o->warmup, o->runs);
+	if (o->cold)
+		fprintf(out, "            each process (--cold, the seed's "
+		             "method): set-up and pool_init() untimed,\n"
+		             "            then at once one timed pass "
+		             "(CLOCK_MONOTONIC), no warm-up pass.\n");
+	else
+		fprintf(out, "            each process: set-up and pool_init() "
+		             "untimed, one untimed warm-up pass,\n"
+		             "            then the timed region "
+		             "(CLOCK_MONOTONIC).\n");
 	fprintf(out, "columns:    ns/op median [min .. max] of the counted "
 	             "runs; ops/s = 1e9 / median;\n"
 	             "            x glibc, x tcmalloc, x floor: this row's "
@@ -292,13 +310,36 @@ static void header_method(FILE *out, const struct run_info *info)
 	             "            fallback: share of a pool's allocations "
 	             "served by its fallback (glibc);\n"
 	             "            from: the shared object whose entry point "
-	             "the row called (dladdr).\n");
+	             "the row called (dladdr);\n"
+	             "            faults: minor page faults of the row's "
+	             "process in the timed region, median.\n");
+	if (o->workloads & (1u << WORKLOAD_PAIR))
+		fprintf(out, "            pair: ns/op is thread time (wall "
+		             "time x threads / ops), ops/s per thread;\n"
+		             "            overhead = ns/op - the floor's, "
+		             "what the allocator adds to the copy.\n");
 	if (o->workloads & ((1u << WORKLOAD_HTTP) | (1u << WORKLOAD_CURL)))
 		fprintf(out,
 		        "            http, curl: whole programs, one process "
 		        "per run; rates (req/s, MB/s) are\n"
 		        "            medians [min .. max], x glibc = this "
 		        "row's rate / glibc's (above 1: faster).\n");
+}
+
+/* --latency: the timer, as measured before the runs. */
+static void header_timer(FILE *out, const struct timer_info *timer)
+{
+	if (!timer->measured)
+		return;
+	fprintf(out,
+	        "timer:      %s, %.4f ticks per ns (against "
+	        "CLOCK_MONOTONIC), steady: %s;\n"
+	        "            an empty timed region reads %.0f ticks (%.1f ns) "
+	        "at p50, %.0f at least.\n",
+	        LATENCY_TIMER, timer->ticks_per_ns,
+	        timer->invariant_tsc ? "yes" : "NO (ticks may drift)",
+	        timer->empty_p50, timer->empty_p50 / timer->ticks_per_ns,
+	        timer->empty_min);
 }
 
 /* Every parameter, in the options' own spelling, so that the run can be
@@ -315,7 +356,10 @@ static void header_parameters(FILE *out, const struct options *o)
 	format_list(&o->len, ",", list, sizeof(list));
 	fprintf(out, " --len=%s", list);
 	format_list(&o->threads, ",", list, sizeof(list));
-	fprintf(out, " --threads=%s\n            --block-size=", list);
+	fprintf(out, " --threads=%s", list);
+	format_list(&o->sizes, ",", list, sizeof(list));
+	fprintf(out, " --sizes=%s%s%s\n            --block-size=", list,
+	        o->cold ? " --cold" : "", o->latency ? " --latency" : "");
 	print_size_or(out, o->block_size, "default");
 	fprintf(out, " --blocks=");
 	print_size_or(out, o->blocks, "default");
@@ -359,6 +403,9 @@ static void header_allocator(FILE *out, const struct row *row,
 	if (strcmp(row->fallback_source, "none") != 0)
 		fprintf(out, "  %-16s fallback %s from %s\n", "",
 		        row->fallback_symbol, row->fallback_source);
+	if (a == ALLOCATOR_GLIBC_NOTRIM)
+		fprintf(out, "  %-16s in its environment only: %s\n", "",
+		        row->note);
 }
 
 /* The allocators of the bench workers' rows, measured ones first, then
@@ -399,6 +446,7 @@ static void table_header(FILE *out, const struct run_info *info,
                          const struct row *rows, size_t count)
 {
 	header_method(out, info);
+	header_timer(out, &info->timer);
 	header_parameters(out, info->options);
 	header_allocators(out, rows, count);
 	if (info->unoptimized)
@@ -418,14 +466,25 @@ struct column {
 	int width;
 };
 
-#define COLUMNS_MAX 11
+#define COLUMNS_MAX 13
 
-/* A row's cells: cell[i] points into text[i] unless set elsewhere. */
+/* A row's cells: cell[i] points into text[i] unless set elsewhere; next
+ * is the cell next_cell() gives. */
 struct cells {
 	const char *cell[COLUMNS_MAX];
 	char text[COLUMNS_MAX][48];
 	char from[256];
+	size_t next;
 };
+
+#define CELL_SIZE sizeof(((struct cells *)0)->text[0])
+
+/* The next cell of a row, to write its text into. */
+static char *next_cell(struct cells *t)
+{
+	t->cell[t->next] = t->text[t->next];
+	return t->text[t->next++];
+}
 
 /* How one workload's table looks and how a row's cells are made; the
  * first two columns, case and allocator, are common to all. */
@@ -445,27 +504,45 @@ static void format_range(const char *lo, const char *hi, char *buf, size_t size)
 	snprintf(buf, size, " [%s .. %s]", lo, hi);
 }
 
+/* A count: exact below a million, then 1.2M. */
+static void format_count(double count, char *buf, size_t size)
+{
+	if (count >= 1e6)
+		snprintf(buf, size, "%.1fM", count / 1e6);
+	else
+		snprintf(buf, size, "%.0f", count);
+}
+
+/* The bench workers' rows; pair's also have the overhead. */
 static void local_cells(const struct row *row, struct cells *t)
 {
 	char lo[16], hi[16];
 
-	format_ns(row->median, t->text[2], sizeof(t->text[2]));
+	format_ns(row->median, next_cell(t), CELL_SIZE);
 	format_ns(row->min, lo, sizeof(lo));
 	format_ns(row->max, hi, sizeof(hi));
-	format_range(lo, hi, t->text[3], sizeof(t->text[3]));
-	format_rate(1e9 / row->median, t->text[4], sizeof(t->text[4]));
-	format_ratio(row->vs_glibc, t->text[5], sizeof(t->text[5]));
-	format_ratio(row->vs_tcmalloc, t->text[6], sizeof(t->text[6]));
-	format_ratio(row->vs_floor, t->text[7], sizeof(t->text[7]));
-	snprintf(t->text[8], sizeof(t->text[8]), "%.1f", rss_mib(row));
+	format_range(lo, hi, next_cell(t), CELL_SIZE);
+	if (row->c.workload == WORKLOAD_PAIR) {
+		if (row->has_overhead)
+			snprintf(next_cell(t), CELL_SIZE, "%.2f",
+			         row->overhead);
+		else
+			snprintf(next_cell(t), CELL_SIZE, "-");
+	}
+	format_count(row->faults_median, next_cell(t), CELL_SIZE);
+	format_rate(1e9 / row->median, next_cell(t), CELL_SIZE);
+	format_ratio(row->vs_glibc, next_cell(t), CELL_SIZE);
+	format_ratio(row->vs_tcmalloc, next_cell(t), CELL_SIZE);
+	format_ratio(row->vs_floor, next_cell(t), CELL_SIZE);
+	snprintf(next_cell(t), CELL_SIZE, "%.1f", rss_mib(row));
 	if (is_pool(row->c.allocator))
-		snprintf(t->text[9], sizeof(t->text[9]), "%.1f%%",
+		snprintf(next_cell(t), CELL_SIZE, "%.1f%%",
 		         fallback_share(row));
 	else
-		snprintf(t->text[9], sizeof(t->text[9]), "-");
+		snprintf(next_cell(t), CELL_SIZE, "-");
 	snprintf(t->from, sizeof(t->from), "%s%s%s", row->source,
 	         row->note ? "; " : "", row->note ? row->note : "");
-	t->cell[10] = t->from;
+	t->cell[t->next++] = t->from;
 }
 
 /* http, curl: rates, not times; the slowest run's rate is the min. */
@@ -509,10 +586,19 @@ static void curl_cells(const struct row *row, struct cells *t)
 }
 
 static const struct column local_columns[] = {
-    {"case", -14},          {"allocator", -16}, {"ns/op", 9},
-    {" [min .. max]", -21}, {"ops/s", 8},       {"x glibc", 7},
-    {"x tcmalloc", 9},      {"x floor", 7},     {"RSS MiB", 8},
-    {"fallback", 8},        {"from", 0},
+    {"case", -14},  {"allocator", -16}, {"ns/op", 9},    {" [min .. max]", -21},
+    {"faults", 8},  {"ops/s", 8},       {"x glibc", 7},  {"x tcmalloc", 9},
+    {"x floor", 7}, {"RSS MiB", 8},     {"fallback", 8}, {"from", 0},
+};
+
+static const struct column pair_columns[] = {
+    {"case", -14},     {"allocator", -16},
+    {"ns/op", 9},      {" [min .. max]", -21},
+    {"overhead", 8},   {"faults", 8},
+    {"ops/s", 8},      {"x glibc", 7},
+    {"x tcmalloc", 9}, {"x floor", 7},
+    {"RSS MiB", 8},    {"fallback", 8},
+    {"from", 0},
 };
 
 static const struct column http_columns[] = {
@@ -534,6 +620,8 @@ static const struct column curl_columns[] = {
 
 static const struct table_kind local_table =
     TABLE_KIND(local_columns, local_cells);
+static const struct table_kind pair_table =
+    TABLE_KIND(pair_columns, local_cells);
 static const struct table_kind http_table =
     TABLE_KIND(http_columns, http_cells);
 static const struct table_kind curl_table =
@@ -555,6 +643,7 @@ static void table_rows(FILE *out, const struct row *rows, size_t count,
 {
 	const struct table_kind *kind = w == WORKLOAD_HTTP   ? &http_table
 	                                : w == WORKLOAD_CURL ? &curl_table
+	                                : w == WORKLOAD_PAIR ? &pair_table
 	                                                     : &local_table;
 	const struct column *columns = kind->columns;
 	size_t i, j, last_group = (size_t)-1;
@@ -583,8 +672,68 @@ static void table_rows(FILE *out, const struct row *rows, size_t count,
 		}
 		for (j = 0; j < kind->count; j++)
 			t.cell[j] = t.text[j];
+		t.next = 2;
 		kind->fill(row, &t);
 		table_line(out, columns + 2, kind->count - 2, t.cell + 2);
+	}
+}
+
+/* Whether a workload has rows with --latency's histograms. */
+static int has_latency(const struct row *rows, size_t count, enum workload w)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		if (rows[i].c.workload == w && rows[i].status == ROW_OK &&
+		    rows[i].latency[LATENCY_ALLOC] != NULL)
+			return 1;
+	return 0;
+}
+
+/* --latency: a line per row and side (allocation, free), ns. */
+static void latency_table(FILE *out, const struct row *rows, size_t count,
+                          enum workload w)
+{
+	static const struct column columns[] = {
+	    {"case", -14}, {"allocator", -16}, {"call", -5},
+	    {"p50", 8},    {"p99", 8},         {"p99.9", 8},
+	    {"p99.99", 8}, {"max", 9},         {"calls", 0},
+	};
+	const size_t n = sizeof(columns) / sizeof(columns[0]);
+	size_t i, j, last_group = (size_t)-1;
+	struct cells t;
+	int side, k;
+
+	if (!has_latency(rows, count, w))
+		return;
+	fprintf(out, "  latency of one call, ns (the timer's own cost "
+	             "included), all counted runs:\n");
+	for (j = 0; j < n; j++)
+		t.cell[j] = columns[j].title;
+	table_line(out, columns, n, t.cell);
+	for (i = 0; i < count; i++) {
+		const struct row *row = &rows[i];
+
+		if (row->c.workload != w || row->status != ROW_OK ||
+		    row->latency[LATENCY_ALLOC] == NULL)
+			continue;
+		for (side = 0; side < LATENCY_SIDES; side++) {
+			t.next = 0;
+			snprintf(next_cell(&t), CELL_SIZE, "%s",
+			         row->group != last_group ? row->label : "");
+			snprintf(next_cell(&t), CELL_SIZE, "%s",
+			         side == 0 ? allocator_names[row->c.allocator]
+			                   : "");
+			snprintf(next_cell(&t), CELL_SIZE, "%s",
+			         latency_side_names[side]);
+			for (k = 0; k < LATENCY_POINTS; k++)
+				format_ns(row->latency_ns[side][k],
+				          next_cell(&t), CELL_SIZE);
+			snprintf(next_cell(&t), CELL_SIZE, "%" PRIu64,
+			         row->latency[side]->count);
+			table_line(out, columns, n, t.cell);
+			last_group = row->group;
+		}
 	}
 }
 
@@ -617,6 +766,7 @@ void report_table(FILE *out, const struct run_info *info,
 			fprintf(out, "\n");
 		}
 		table_rows(out, rows, count, (enum workload)w);
+		latency_table(out, rows, count, (enum workload)w);
 	}
 	fprintf(out, "\n%zu rows, measured in %.0f s%s\n", count, info->seconds,
 	        info->failed ? "; SOME ROWS FAILED" : "");
@@ -702,6 +852,16 @@ static void field_size(FILE *out, enum format f, const char *key, size_t value)
 	fprintf(out, "%zu", value);
 }
 
+/* JSON true or false, CSV 1 or 0. */
+static void field_bool(FILE *out, enum format f, const char *key, int value)
+{
+	field_key(out, f, key, 0);
+	if (f == FORMAT_JSON)
+		fputs(value ? "true" : "false", out);
+	else
+		fprintf(out, "%d", value ? 1 : 0);
+}
+
 /* The row's workload, case, allocator, status, message and note. */
 static void row_identity(FILE *out, enum format f, const struct row *row)
 {
@@ -769,15 +929,12 @@ static void case_fields(FILE *out, enum format f, const struct bench_case *c)
 			if (text[k] == ',')
 				text[k] = ';';
 	field_text(out, f, "order", 0, text);
-	field_key(out, f, "rolling", 0);
-	if (f == FORMAT_JSON)
-		fputs(c->rolling ? "true" : "false", out);
-	else
-		fprintf(out, "%d", c->rolling);
+	field_bool(out, f, "rolling", c->rolling);
 	field_size(out, f, "queue_depth", c->queue_depth);
 	field_size(out, f, "repeat", c->repeat);
 	field_key(out, f, "duration_s", 0);
 	fprintf(out, "%g", c->duration);
+	field_bool(out, f, "cold", c->cold);
 }
 
 /* The counted runs' ns per operation. */
@@ -792,30 +949,93 @@ static void print_samples(FILE *out, const struct row *row,
 
 /* ------------------------------------------------------------ CSV */
 
-void report_csv(FILE *out, const struct run_info *info, const struct row *rows,
-                size_t count)
-{
-	size_t i;
+/* The keys of the latency points in CSV and JSON. */
+static const char *const latency_keys[LATENCY_POINTS] = {"p50", "p99", "p999",
+                                                         "p9999", "max"};
 
-	(void)info;
+static void csv_header(FILE *out)
+{
+	int side, k;
+
 	fputs("workload,case,allocator,status,message,note,runs,"
 	      "ns_per_op_median,ns_per_op_min,ns_per_op_max,ops_per_s,"
 	      "vs_glibc,vs_tcmalloc,vs_floor,peak_rss_kib,pool_allocs,"
 	      "fallback_allocs,checksum,symbol,source,free_symbol,free_source,"
 	      "fallback_symbol,fallback_source,version,seed,size,block_size,"
 	      "blocks,n,len,lens,threads,clients,buffers,rounds,order,rolling,"
-	      "queue_depth,repeat,duration_s,ops_per_run,samples_ns_per_op,"
-	      "command,latency_p50_us,latency_p99_us,latency_p999_us,"
-	      "cpu_s_per_gb,allocations,flow_allocations\n",
+	      "queue_depth,repeat,duration_s,cold,ops_per_run,"
+	      "samples_ns_per_op,command,latency_p50_us,latency_p99_us,"
+	      "latency_p999_us,cpu_s_per_gb,allocations,flow_allocations,"
+	      "minor_faults,minor_faults_runs,overhead_ns",
 	      out);
+	for (side = 0; side < LATENCY_SIDES; side++) {
+		for (k = 0; k < LATENCY_POINTS; k++)
+			fprintf(out, ",%s_%s_ns", latency_side_names[side],
+			        latency_keys[k]);
+		fprintf(out, ",%s_calls", latency_side_names[side]);
+	}
+	fputc('\n', out);
+}
+
+/* The figures of http and curl rows; empty fields for the others. */
+static void csv_external(FILE *out, const struct row *row)
+{
+	int ok = row->status == ROW_OK;
+
+	if (ok && row->c.workload == WORKLOAD_HTTP)
+		fprintf(out, ",%.0f,%.0f,%.0f,,%" PRIu64 ",",
+		        row->metric_median[METRIC_P50_US],
+		        row->metric_median[METRIC_P99_US],
+		        row->metric_median[METRIC_P999_US], row->allocs);
+	else if (ok && row->c.workload == WORKLOAD_CURL)
+		fprintf(out, ",,,,%.4f,%" PRIu64 ",%" PRIu64,
+		        row->metric_median[METRIC_CPU_S_PER_GB], row->allocs,
+		        row->flow_allocs);
+	else
+		fputs(",,,,,,", out);
+}
+
+/* Page faults, pair's overhead and --latency's percentiles; empty where
+ * a row has none. */
+static void csv_faults_latency(FILE *out, const struct row *row)
+{
+	int ok = row->status == ROW_OK, side, k;
+	size_t run;
+
+	if (ok && !workload_is_external(row->c.workload))
+		fprintf(out, ",%.0f,", row->faults_median);
+	else
+		fputs(",,", out);
+	for (run = 0; run < row->runs; run++)
+		fprintf(out, "%s%.0f", run ? ";" : "", row->faults[run]);
+	if (ok && row->has_overhead)
+		fprintf(out, ",%.3f", row->overhead);
+	else
+		fputc(',', out);
+	for (side = 0; side < LATENCY_SIDES; side++) {
+		if (!ok || row->latency[side] == NULL) {
+			fputs(",,,,,,", out);
+			continue;
+		}
+		for (k = 0; k < LATENCY_POINTS; k++)
+			fprintf(out, ",%.1f", row->latency_ns[side][k]);
+		fprintf(out, ",%" PRIu64, row->latency[side]->count);
+	}
+}
+
+void report_csv(FILE *out, const struct run_info *info, const struct row *rows,
+                size_t count)
+{
+	size_t i;
+
+	(void)info;
+	csv_header(out);
 	for (i = 0; i < count; i++) {
 		const struct row *row = &rows[i];
-		const struct bench_case *c = &row->c;
-		int ok = row->status == ROW_OK;
 
 		row_identity(out, FORMAT_CSV, row);
 		fprintf(out, ",%zu,", row->runs);
-		if (ok)
+		if (row->status == ROW_OK)
 			fprintf(out, "%.3f,%.3f,%.3f,%.0f,%.4f,%.4f,%.4f,",
 			        row->median, row->min, row->max,
 			        1e9 / row->median, row->vs_glibc,
@@ -827,23 +1047,13 @@ void report_csv(FILE *out, const struct run_info *info, const struct row *rows,
 		        row->fallback_allocs, row->checksum);
 		row_source_fields(out, FORMAT_CSV, row);
 		fputc(',', out);
-		case_fields(out, FORMAT_CSV, c);
+		case_fields(out, FORMAT_CSV, &row->c);
 		fprintf(out, ",%" PRIu64 ",", row->runs ? row->ops[0] : 0);
 		print_samples(out, row, ";");
 		fputc(',', out);
 		csv_string(out, row->command);
-		if (ok && c->workload == WORKLOAD_HTTP)
-			fprintf(out, ",%.0f,%.0f,%.0f,,%" PRIu64 ",",
-			        row->metric_median[METRIC_P50_US],
-			        row->metric_median[METRIC_P99_US],
-			        row->metric_median[METRIC_P999_US],
-			        row->allocs);
-		else if (ok && c->workload == WORKLOAD_CURL)
-			fprintf(out, ",,,,%.4f,%" PRIu64 ",%" PRIu64,
-			        row->metric_median[METRIC_CPU_S_PER_GB],
-			        row->allocs, row->flow_allocs);
-		else
-			fputs(",,,,,,", out);
+		csv_external(out, row);
+		csv_faults_latency(out, row);
 		fputc('\n', out);
 	}
 }
@@ -887,9 +1097,10 @@ static void json_method(FILE *out, const struct run_info *info)
 	        "  \"method\": {\"process_per_run\": true, \"warmup_runs\": "
 	        "%zu, \"counted_runs\": %zu, \"interleaved\": true, \"clock\": "
 	        "\"CLOCK_MONOTONIC\", \"statistic\": \"median\", "
-	        "\"seconds\": %.1f, \"quick\": %s, \"optimized\": %s, "
-	        "\"sanitized\": %s},\n",
+	        "\"seconds\": %.1f, \"quick\": %s, \"cold\": %s, "
+	        "\"optimized\": %s, \"sanitized\": %s",
 	        o->warmup, o->runs, info->seconds, o->quick ? "true" : "false",
+	        o->cold ? "true" : "false",
 	        info->unoptimized ? "false" : "true",
 #ifdef BENCH_SANITIZED
 	        "true"
@@ -897,6 +1108,18 @@ static void json_method(FILE *out, const struct run_info *info)
 	        "false"
 #endif
 	);
+	if (info->timer.measured)
+		fprintf(out,
+		        ", \"timer\": {\"kind\": \"%s\", \"ticks_per_ns\": "
+		        "%.6f, \"empty_region_p50_ticks\": %.0f, "
+		        "\"empty_region_min_ticks\": %.0f, \"steady\": %s, "
+		        "\"histogram\": \"log-linear, %u buckets per power of "
+		        "two\"}",
+		        LATENCY_TIMER, info->timer.ticks_per_ns,
+		        info->timer.empty_p50, info->timer.empty_min,
+		        info->timer.invariant_tsc ? "true" : "false",
+		        LATENCY_SUB);
+	fprintf(out, "},\n");
 }
 
 /* The options as given; null for a size means the workload's default,
@@ -910,6 +1133,8 @@ static void json_parameters(FILE *out, const struct options *o)
 	json_list(out, &o->len);
 	fprintf(out, ", \"threads\": ");
 	json_list(out, &o->threads);
+	fprintf(out, ", \"sizes\": ");
+	json_list(out, &o->sizes);
 	fprintf(out, ", \"block_size\": ");
 	print_size_or(out, o->block_size, "null");
 	fprintf(out, ", \"blocks\": ");
@@ -928,8 +1153,9 @@ static void json_parameters(FILE *out, const struct options *o)
 		json_list(out, &o->order);
 	fprintf(out,
 	        ", \"rolling\": %s, \"queue_depth\": %zu, \"duration_s\": "
-	        "%g},\n",
-	        o->rolling ? "true" : "false", o->queue_depth, o->duration);
+	        "%g, \"cold\": %s, \"latency\": %s},\n",
+	        o->rolling ? "true" : "false", o->queue_depth, o->duration,
+	        o->cold ? "true" : "false", o->latency ? "true" : "false");
 }
 
 /* A row's times, their ratios, memory, counters and checksum. */
@@ -958,6 +1184,45 @@ static void json_row_figures(FILE *out, const struct row *row)
 	        ",\n     ",
 	        row->peak_rss_kib, row->pool_allocs, row->fallback_allocs,
 	        row->checksum);
+	if (!workload_is_external(row->c.workload)) {
+		fprintf(out, "\"minor_faults\": {\"median\": ");
+		if (row->status == ROW_OK)
+			fprintf(out, "%.0f", row->faults_median);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"runs\": [");
+		for (k = 0; k < row->runs; k++)
+			fprintf(out, "%s%.0f", k ? ", " : "", row->faults[k]);
+		fprintf(out, "]}, ");
+	}
+	if (row->c.workload == WORKLOAD_PAIR) {
+		fprintf(out, "\"overhead_ns\": ");
+		if (row->status == ROW_OK && row->has_overhead)
+			fprintf(out, "%.4f", row->overhead);
+		else
+			fputs("null", out);
+		fprintf(out, ", ");
+	}
+}
+
+/* --latency: the percentiles of each side's calls, ns. */
+static void json_latency(FILE *out, const struct row *row)
+{
+	int side, k;
+
+	if (row->status != ROW_OK || row->latency[LATENCY_ALLOC] == NULL)
+		return;
+	fprintf(out, ",\n     \"latency_ns\": {");
+	for (side = 0; side < LATENCY_SIDES; side++) {
+		fprintf(out, "%s\"%s\": {", side ? ", " : "",
+		        latency_side_names[side]);
+		for (k = 0; k < LATENCY_POINTS; k++)
+			fprintf(out, "\"%s\": %.1f, ", latency_keys[k],
+			        row->latency_ns[side][k]);
+		fprintf(out, "\"calls\": %" PRIu64 "}",
+		        row->latency[side]->count);
+	}
+	fputc('}', out);
 }
 
 /* http and curl rows: their own figures, in an object of their own. */
@@ -1004,6 +1269,7 @@ static void json_row(FILE *out, const struct row *row)
 	fprintf(out, "},\n     ");
 	field_text(out, FORMAT_JSON, "command", 1, row->command);
 	json_external(out, row);
+	json_latency(out, row);
 	fputc('}', out);
 }
 
