@@ -5,14 +5,12 @@
  *
  * It listens on 127.0.0.1, prints "listening on 127.0.0.1:PORT" and sends
  * back whatever a client sends.  Each connection takes a buffer from the
- * pool when it is accepted and gives it back when it closes.  SIGTERM or
- * SIGINT stops it: it prints the pool's counters and exits 0 when every
- * buffer went back.
- *
- * One thread serves every connection with poll(), so the pool is
- * POOL_SINGLE and takes no lock.  It holds POOL_BLOCKS buffers, the usual
- * need; connections beyond that get theirs from malloc (the fallback),
- * and pool_free() hands those back to free().
+ * pool when it is accepted and gives it back when it closes; one thread
+ * serves them all with poll(), so the pool is POOL_SINGLE (no lock).  It
+ * holds POOL_BLOCKS buffers, the usual need: connections beyond that get
+ * theirs from malloc (the fallback), and pool_free() hands those back to
+ * free().  SIGTERM or SIGINT stops it: it prints the pool's counters and
+ * exits 0 when every buffer went back.
  *
  *   cc echo-server.c $(pkg-config --cflags --libs shiftpool)
  *
@@ -24,7 +22,6 @@
 #include <poll.h>
 #include <shiftpool.h>
 #include <signal.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -150,7 +147,7 @@ int main(int argc, char **argv)
 	pool_stats(pool, &stats);
 	pool_stats_print(pool, stdout, POOL_STATS_TEXT);
 	pool_destroy(pool);
-	bool clean =
+	int clean =
 	    stats.in_use == 0 && stats.fallback_frees == stats.fallback_allocs;
 	return clean ? 0 : 1;
 }
