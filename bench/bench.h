@@ -26,7 +26,8 @@ enum workload {
 	WORKLOAD_PARALLEL,
 	WORKLOAD_SORT,
 	WORKLOAD_XTHREAD,
-	WORKLOAD_HTTP, /* examples/httpd under wrk (external programs) */
+	WORKLOAD_PAIR, /* malloc, copy, free in a tight loop */
+	WORKLOAD_HTTP, /* bench/httpd under wrk (external programs) */
 	WORKLOAD_CURL, /* examples/curl-pool from lighttpd (external) */
 	WORKLOAD_COUNT
 };
@@ -34,6 +35,7 @@ enum workload {
 /* The order of the rows in every output. */
 enum allocator {
 	ALLOCATOR_GLIBC,
+	ALLOCATOR_GLIBC_NOTRIM, /* glibc with GLIBC_NOTRIM_TUNABLES */
 	ALLOCATOR_TCMALLOC,
 	ALLOCATOR_JEMALLOC,
 	ALLOCATOR_MIMALLOC,
@@ -44,6 +46,16 @@ enum allocator {
 	ALLOCATOR_FLOOR, /* no allocator: preallocated memory, same bytes */
 	ALLOCATOR_COUNT
 };
+
+/*
+ * glibc-notrim: the glibc worker with these tunables in its environment
+ * (and only in its own).  trim_threshold keeps glibc from giving the top
+ * of its heap back to the kernel whenever enough of it is free, which it
+ * otherwise does every lighttpd round, so that each round faults its
+ * pages in again.  Setting it also fixes the mmap threshold at its
+ * default (128 KiB), which no request here reaches.  See README.md.
+ */
+#define GLIBC_NOTRIM_TUNABLES "glibc.malloc.trim_threshold=4294967296"
 
 extern const char *const workload_names[WORKLOAD_COUNT];
 extern const char *const allocator_names[ALLOCATOR_COUNT];
@@ -60,12 +72,12 @@ int allocator_applies(enum allocator allocator, enum workload workload);
 #define LIST_MAX 32
 
 /* The external workloads' fixed shape (see README.md). */
-#define HTTP_SERVER_THREADS 2   /* httpd --threads */
-#define HTTP_CONNECTIONS 32     /* wrk -c */
-#define HTTP_WRK_THREADS 2      /* wrk -t */
-#define HTTP_BODY_BYTES 1024    /* GET /bytes/1024 */
-#define CURL_FILE_BYTES ((size_t)256 << 20) /* a sparse file */
-#define CLIENTS_MAX 256
+#define HTTP_SERVER_THREADS 2                   /* httpd --threads */
+#define HTTP_CONNECTIONS    32                  /* wrk -c */
+#define HTTP_WRK_THREADS    2                   /* wrk -t */
+#define HTTP_BODY_BYTES     1024                /* GET /bytes/1024 */
+#define CURL_FILE_BYTES     ((size_t)256 << 20) /* a sparse file */
+#define CLIENTS_MAX         256
 
 struct size_list {
 	size_t count;
@@ -86,6 +98,7 @@ struct options {
 	unsigned workloads;  /* bit set of enum workload */
 	unsigned allocators; /* bit set of enum allocator; 0: every one */
 	struct size_list threads, n, len;
+	struct size_list sizes; /* pair: request sizes */
 	size_t block_size, blocks;
 	size_t clients, buffers, rounds, queue_depth;
 	enum order_kind order_kind;
@@ -94,10 +107,12 @@ struct options {
 	size_t runs, warmup, repeat;
 	uint64_t seed;
 	double duration;
-	int duration_given;  /* --duration was given (http: its seconds) */
+	int duration_given; /* --duration was given (http: its seconds) */
 	int quick;
+	int cold;    /* no warm-up at all: the seed's method */
+	int latency; /* time each call (held, lighttpd, xthread) */
 	int help;
-	int csv, json;               /* 1: to stdout instead of the table */
+	int csv, json; /* 1: to stdout instead of the table */
 	const char *csv_file, *json_file; /* or to a file, beside the table */
 	const char *plot_dir;
 };
@@ -121,23 +136,25 @@ void options_usage(const char *program);
 struct bench_case {
 	enum workload workload;
 	enum allocator allocator;
-	size_t size;        /* request bytes (held, oversize: also 2x size,
-	                       lighttpd, xthread) */
-	size_t block_size;  /* the pool's block size */
-	size_t blocks;      /* the pool's block count */
-	size_t n;           /* held, oversize: N */
-	size_t len;         /* sort: items of 8 bytes */
+	size_t size;           /* request bytes (held, oversize: also 2x size,
+	                          lighttpd, xthread) */
+	size_t block_size;     /* the pool's block size */
+	size_t blocks;         /* the pool's block count */
+	size_t n;              /* held, oversize: N */
+	size_t len;            /* sort: items of 8 bytes */
 	struct size_list lens; /* parallel: item counts, cycled op by op */
-	size_t threads;     /* parallel: threads; xthread: producer/consumer
-	                       pairs */
+	size_t threads;        /* parallel, pair: threads; xthread:
+	                          producer/consumer pairs */
 	size_t clients, buffers, rounds;
 	enum order_kind order_kind;
 	struct size_list order;
 	int rolling;
 	size_t queue_depth; /* xthread: slots per queue */
 	size_t repeat;      /* fixed-work workloads: repetitions timed */
-	double duration;    /* parallel, xthread: seconds timed */
+	double duration;    /* parallel, xthread, pair: seconds timed */
 	uint64_t seed;
+	int cold;    /* no warm-up pass, one timed pass */
+	int latency; /* time each allocation and free call */
 };
 
 /* Whether a workload runs external programs (http, curl) rather than a
@@ -147,8 +164,8 @@ int workload_is_external(enum workload workload);
 /* The swept value of a case's workload (N, threads, len; 0 for lighttpd)
  * and the number of points of the sweep. */
 size_t case_points(const struct options *options, enum workload workload);
-size_t case_point_value(const struct options *options,
-                        enum workload workload, size_t point);
+size_t case_point_value(const struct options *options, enum workload workload,
+                        size_t point);
 
 /* Resolves one point of a workload's sweep for one allocator. */
 void case_resolve(const struct options *options, enum workload workload,
@@ -163,7 +180,7 @@ const char *case_not_applicable(const struct bench_case *c);
 const char *case_note(const struct bench_case *c);
 
 /* Whether the case's work is fixed (its checksum must then be the same
- * for every allocator) or timed (parallel, xthread). */
+ * for every allocator) or timed (parallel, xthread, pair). */
 int case_is_timed(const struct bench_case *c);
 
 /* Writes the worker's command line for a case: "--workload=held ...",
@@ -171,7 +188,8 @@ int case_is_timed(const struct bench_case *c);
  * the length, as snprintf. */
 int case_format_args(const struct bench_case *c, char *buf, size_t size);
 
-/* A short label of the swept value, e.g. "N=500", "T=4", "len=64". */
+/* A short label of the swept value, e.g. "N=500", "T=4", "len=64",
+ * "64 B T=2". */
 void case_label(const struct bench_case *c, char *buf, size_t size);
 
 #endif /* BENCH_BENCH_H */

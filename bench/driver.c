@@ -36,27 +36,26 @@
 
 /* Allocators configure found; the others' rows say "not built". */
 static const int allocator_built[ALLOCATOR_COUNT] = {
-	[ALLOCATOR_GLIBC] = 1,
+    [ALLOCATOR_GLIBC] = 1,           [ALLOCATOR_GLIBC_NOTRIM] = 1,
 #ifdef HAVE_TCMALLOC
-	[ALLOCATOR_TCMALLOC] = 1,
+    [ALLOCATOR_TCMALLOC] = 1,
 #endif
 #ifdef HAVE_JEMALLOC
-	[ALLOCATOR_JEMALLOC] = 1,
+    [ALLOCATOR_JEMALLOC] = 1,
 #endif
 #ifdef HAVE_MIMALLOC
-	[ALLOCATOR_MIMALLOC] = 1,
+    [ALLOCATOR_MIMALLOC] = 1,
 #endif
-	[ALLOCATOR_POOL_SINGLE] = 1,
-	[ALLOCATOR_POOL_LOCKED] = 1,
-	[ALLOCATOR_POOL_PER_THREAD] = 1,
-	[ALLOCATOR_STACK] = 1,
-	[ALLOCATOR_FLOOR] = 1,
+    [ALLOCATOR_POOL_SINGLE] = 1,     [ALLOCATOR_POOL_LOCKED] = 1,
+    [ALLOCATOR_POOL_PER_THREAD] = 1, [ALLOCATOR_STACK] = 1,
+    [ALLOCATOR_FLOOR] = 1,
 };
 
 /* A worker that runs longer than this is killed and its row fails. */
 #define WORKER_TIMEOUT_SECONDS 600.0
 
-#define OUTPUT_MAX 8192
+/* A worker's report, with --latency's histograms (a few KiB each). */
+#define OUTPUT_MAX ((size_t)1 << 18)
 
 /* ------------------------------------------------------------ helpers */
 
@@ -89,9 +88,15 @@ static int has_prefix(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/* Copies src into dst, cut to fit. */
 static void copy_string(char *dst, size_t size, const char *src)
 {
-	snprintf(dst, size, "%s", src);
+	size_t n = strlen(src);
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
 }
 
 static int compare_doubles(const void *a, const void *b)
@@ -172,81 +177,128 @@ static void load_average(char *buf, size_t size)
 		fclose(in);
 }
 
+/* --latency: the timer's rate and its own cost, on this machine, now. */
+static void timer_measure(struct timer_info *timer)
+{
+	timer->ticks_per_ns = latency_ticks_per_ns();
+	latency_empty_region(&timer->empty_p50, &timer->empty_min);
+	timer->invariant_tsc = latency_timer_steady();
+	timer->measured = 1;
+}
+
 /* ------------------------------------------------------------ rows */
 
-static struct row *rows_build(const struct options *o,
-                              const char *directory, size_t *count)
+/* What a row's worker has in its environment beyond the driver's (which
+ * loses LD_PRELOAD and GLIBC_TUNABLES), as "NAME=VALUE", or NULL. */
+static const char *row_environment(const struct row *row)
 {
-	size_t capacity = 0, n = 0, group = 0, point, w, a, k;
+	return row->c.allocator == ALLOCATOR_GLIBC_NOTRIM
+	           ? "GLIBC_TUNABLES=" GLIBC_NOTRIM_TUNABLES
+	           : NULL;
+}
+
+/* The command that runs a row, as a shell would take it: its
+ * environment, the worker and its arguments; or the external programs'. */
+static void row_command(struct row *row)
+{
+	const char *environment = row_environment(row);
+	int length;
+
+	if (workload_is_external(row->c.workload)) {
+		external_command(&row->c, row->command, sizeof(row->command));
+		return;
+	}
+	length =
+	    snprintf(row->command, sizeof(row->command), "%s%s%s ",
+	             environment ? environment : "", environment ? " " : "",
+	             allocator_worker(row->c.allocator));
+	case_format_args(&row->c, row->command + length,
+	                 sizeof(row->command) - length);
+}
+
+/* Whether the row can run at all: not when its allocator was not built,
+ * does not apply, or its programs are missing. */
+static void row_check_runnable(struct row *row, const char *directory)
+{
+	const char *reason = case_not_applicable(&row->c);
+
+	if (!allocator_built[row->c.allocator]) {
+		row->status = ROW_NOT_BUILT;
+		copy_string(row->message, sizeof(row->message),
+		            "not built: configure did not find it");
+	} else if (reason != NULL) {
+		row->status = ROW_NOT_APPLICABLE;
+		copy_string(row->message, sizeof(row->message), reason);
+	} else if (workload_is_external(row->c.workload) &&
+	           external_missing(&row->c, directory, row->message,
+	                            sizeof(row->message)) != NULL) {
+		row->status = ROW_NOT_RUN;
+	}
+}
+
+/* One allocator at one point of a workload's sweep, ready to run. */
+static void row_init(struct row *row, const struct options *o, enum workload w,
+                     enum allocator a, size_t point, size_t group,
+                     const char *directory)
+{
+	size_t k;
+
+	row->group = group;
+	case_resolve(o, w, a, point, &row->c);
+	case_label(&row->c, row->label, sizeof(row->label));
+	row->note = case_note(&row->c);
+	row_command(row);
+	for (k = 0; k < METRIC_COUNT; k++)
+		row->metric[k] = xcalloc(o->runs, sizeof(*row->metric[k]));
+	row->ns_per_op = xcalloc(o->runs, sizeof(*row->ns_per_op));
+	row->ops = xcalloc(o->runs, sizeof(*row->ops));
+	row->faults = xcalloc(o->runs, sizeof(*row->faults));
+	for (k = 0; row->c.latency && k < LATENCY_SIDES; k++)
+		row->latency[k] = xcalloc(1, sizeof(*row->latency[k]));
+	row_check_runnable(row, directory);
+}
+
+/* Whether the options ask for an allocator in a workload. */
+static int row_wanted(const struct options *o, enum workload w,
+                      enum allocator a)
+{
+	return (o->allocators & (1u << a)) && allocator_applies(a, w);
+}
+
+/* Writes the rows of one workload from rows[0]: point by point of its
+ * sweep, each point a group of its own, allocator by allocator.  Returns
+ * how many. */
+static size_t rows_of_workload(struct row *rows, const struct options *o,
+                               enum workload w, size_t *group,
+                               const char *directory)
+{
+	size_t n = 0, point;
+	enum allocator a;
+
+	for (point = 0; point < case_points(o, w); point++, (*group)++)
+		for (a = 0; a < ALLOCATOR_COUNT; a++)
+			if (row_wanted(o, w, a))
+				row_init(&rows[n++], o, w, a, point, *group,
+				         directory);
+	return n;
+}
+
+/* Every (case, allocator) row, in the order of the outputs. */
+static struct row *rows_build(const struct options *o, const char *directory,
+                              size_t *count)
+{
+	size_t capacity = 0, n = 0, group = 0;
 	struct row *rows;
+	enum workload w;
 
 	for (w = 0; w < WORKLOAD_COUNT; w++)
 		if (o->workloads & (1u << w))
-			capacity += case_points(o, (enum workload)w) *
-			            ALLOCATOR_COUNT;
+			capacity += case_points(o, w) * ALLOCATOR_COUNT;
 	rows = xcalloc(capacity, sizeof(*rows));
-
-	for (w = 0; w < WORKLOAD_COUNT; w++) {
-		if (!(o->workloads & (1u << w)))
-			continue;
-		for (point = 0; point < case_points(o, (enum workload)w);
-		     point++, group++) {
-			for (a = 0; a < ALLOCATOR_COUNT; a++) {
-				struct row *row = &rows[n];
-				const char *reason;
-				int length;
-
-				if (!(o->allocators & (1u << a)) ||
-				    !allocator_applies((enum allocator)a,
-				                       (enum workload)w))
-					continue;
-				n++;
-				row->group = group;
-				case_resolve(o, (enum workload)w,
-				             (enum allocator)a, point, &row->c);
-				case_label(&row->c, row->label,
-				           sizeof(row->label));
-				row->note = case_note(&row->c);
-				if (workload_is_external((enum workload)w)) {
-					external_command(&row->c, row->command,
-					                 sizeof(row->command));
-				} else {
-					length = snprintf(
-					    row->command, sizeof(row->command),
-					    "%s ",
-					    allocator_worker(row->c.allocator));
-					case_format_args(&row->c,
-					                 row->command + length,
-					                 sizeof(row->command) -
-					                     length);
-				}
-				for (k = 0; k < METRIC_COUNT; k++)
-					row->metric[k] = xcalloc(
-					    o->runs, sizeof(*row->metric[k]));
-				row->ns_per_op =
-				    xcalloc(o->runs, sizeof(*row->ns_per_op));
-				row->ops = xcalloc(o->runs, sizeof(*row->ops));
-				reason = case_not_applicable(&row->c);
-				if (!allocator_built[a]) {
-					row->status = ROW_NOT_BUILT;
-					copy_string(row->message,
-					            sizeof(row->message),
-					            "not built: configure did not "
-					            "find it");
-				} else if (reason != NULL) {
-					row->status = ROW_NOT_APPLICABLE;
-					copy_string(row->message,
-					            sizeof(row->message), reason);
-				} else if (workload_is_external(
-				               (enum workload)w) &&
-				           external_missing(
-				               &row->c, directory, row->message,
-				               sizeof(row->message)) != NULL) {
-					row->status = ROW_NOT_RUN;
-				}
-			}
-		}
-	}
+	for (w = 0; w < WORKLOAD_COUNT; w++)
+		if (o->workloads & (1u << w))
+			n +=
+			    rows_of_workload(rows + n, o, w, &group, directory);
 	*count = n;
 	return rows;
 }
@@ -256,7 +308,7 @@ static struct row *rows_build(const struct options *o,
 struct worker_output {
 	char out[OUTPUT_MAX];
 	char err[OUTPUT_MAX];
-	int status;          /* from wait4 */
+	int status; /* from wait4 */
 	long maxrss_kib;
 	int timed_out;
 };
@@ -279,6 +331,105 @@ static int drain(int fd, char *buf, size_t size)
 	return n > 0;
 }
 
+/* Splits a row's command, in args, which it modifies: the NAME=VALUE
+ * words before the worker's name into environment, the arguments after
+ * it into argv (path first).  Each list ends with NULL. */
+static void worker_argv(const char *path, char *args, char **argv,
+                        char **environment, size_t size)
+{
+	size_t argc = 0, envc = 0;
+	char *save = NULL, *arg;
+
+	arg = strtok_r(args, " ", &save);
+	while (arg != NULL && strchr(arg, '=') != NULL && envc + 1 < size) {
+		environment[envc++] = arg;
+		arg = strtok_r(NULL, " ", &save);
+	}
+	environment[envc] = NULL;
+	argv[argc++] = (char *)path; /* for the worker's name, arg */
+	while ((arg = strtok_r(NULL, " ", &save)) != NULL && argc + 1 < size)
+		argv[argc++] = arg;
+	argv[argc] = NULL;
+}
+
+/* Starts path with argv and environment added to the driver's, its
+ * stdout and stderr into *out and *err.  Returns its pid, or -1 with the
+ * reason in w->err. */
+static pid_t worker_spawn(const char *path, char **argv, char **environment,
+                          struct worker_output *w, int *out, int *err)
+{
+	int out_pipe[2], err_pipe[2];
+	pid_t pid;
+
+	if (pipe2(out_pipe, O_CLOEXEC) != 0 ||
+	    pipe2(err_pipe, O_CLOEXEC) != 0) {
+		snprintf(w->err, sizeof(w->err), "pipe: %s", strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		dup2(out_pipe[1], STDOUT_FILENO);
+		dup2(err_pipe[1], STDERR_FILENO);
+		/* No allocator may be slipped under a worker, nor glibc's
+		 * settings changed but where a row says so. */
+		unsetenv("LD_PRELOAD");
+		unsetenv("GLIBC_TUNABLES");
+		while (*environment != NULL)
+			putenv(*environment++);
+		execv(path, argv);
+		fprintf(stderr, "cannot run %s: %s\n", path, strerror(errno));
+		_exit(127);
+	}
+	close(out_pipe[1]);
+	close(err_pipe[1]);
+	if (pid < 0) {
+		snprintf(w->err, sizeof(w->err), "fork: %s", strerror(errno));
+		close(out_pipe[0]);
+		close(err_pipe[0]);
+		return -1;
+	}
+	*out = out_pipe[0];
+	*err = err_pipe[0];
+	return pid;
+}
+
+/* Reads the worker's stdout and stderr until both end or the deadline
+ * passes (then kills it), and reaps it. */
+static void worker_collect(pid_t pid, int out, int err, double deadline,
+                           struct worker_output *w)
+{
+	struct pollfd fds[2] = {{.fd = out, .events = POLLIN},
+	                        {.fd = err, .events = POLLIN}};
+	char *buffers[2] = {w->out, w->err};
+	struct rusage usage;
+	int k;
+
+	while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+		double left = deadline - now_seconds();
+
+		if (left <= 0) {
+			w->timed_out = 1;
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (poll(fds, 2, (int)(left * 1000) + 1) < 0 && errno != EINTR)
+			break;
+		for (k = 0; k < 2; k++)
+			if (fds[k].fd >= 0 && fds[k].revents &&
+			    !drain(fds[k].fd, buffers[k], OUTPUT_MAX)) {
+				close(fds[k].fd);
+				fds[k].fd = -1;
+			}
+	}
+	for (k = 0; k < 2; k++)
+		if (fds[k].fd >= 0)
+			close(fds[k].fd);
+	while (wait4(pid, &w->status, 0, &usage) < 0 && errno == EINTR)
+		;
+	w->maxrss_kib = usage.ru_maxrss;
+}
+
 /*
  * Runs path with the row's arguments; collects stdout, stderr, the exit
  * status and the peak RSS.  Returns 0 when the worker ran to a normal exit
@@ -288,111 +439,53 @@ static int worker_run(const char *path, const struct row *row,
                       struct worker_output *w)
 {
 	char args[sizeof(row->command)];
-	char *argv[64];
-	int out_pipe[2], err_pipe[2];
-	size_t argc = 0;
-	char *save = NULL, *arg;
-	struct pollfd fds[2];
-	struct rusage usage;
-	double deadline;
+	char *argv[64], *environment[64];
+	int out, err;
 	pid_t pid;
 
 	memset(w, 0, sizeof(*w));
 	copy_string(args, sizeof(args), row->command);
-	argv[argc++] = (char *)path;
-	strtok_r(args, " ", &save); /* the worker's name */
-	while ((arg = strtok_r(NULL, " ", &save)) != NULL && argc < 63)
-		argv[argc++] = arg;
-	argv[argc] = NULL;
-
-	if (pipe2(out_pipe, O_CLOEXEC) != 0 ||
-	    pipe2(err_pipe, O_CLOEXEC) != 0) {
-		snprintf(w->err, sizeof(w->err), "pipe: %s", strerror(errno));
+	worker_argv(path, args, argv, environment,
+	            sizeof(argv) / sizeof(argv[0]));
+	pid = worker_spawn(path, argv, environment, w, &out, &err);
+	if (pid < 0)
 		return -1;
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		snprintf(w->err, sizeof(w->err), "fork: %s", strerror(errno));
-		close(out_pipe[0]);
-		close(out_pipe[1]);
-		close(err_pipe[0]);
-		close(err_pipe[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		dup2(out_pipe[1], STDOUT_FILENO);
-		dup2(err_pipe[1], STDERR_FILENO);
-		/* No allocator may be slipped under a worker. */
-		unsetenv("LD_PRELOAD");
-		execv(path, argv);
-		fprintf(stderr, "cannot run %s: %s\n", path, strerror(errno));
-		_exit(127);
-	}
-	close(out_pipe[1]);
-	close(err_pipe[1]);
-	fds[0].fd = out_pipe[0];
-	fds[1].fd = err_pipe[0];
-	fds[0].events = fds[1].events = POLLIN;
-	deadline = now_seconds() + WORKER_TIMEOUT_SECONDS +
-	           10 * row->c.duration;
-	while (fds[0].fd >= 0 || fds[1].fd >= 0) {
-		double left = deadline - now_seconds();
-		int ready;
-
-		if (left <= 0) {
-			w->timed_out = 1;
-			kill(pid, SIGKILL);
-			break;
-		}
-		ready = poll(fds, 2, (int)(left * 1000) + 1);
-		if (ready < 0 && errno != EINTR)
-			break;
-		if (fds[0].fd >= 0 && fds[0].revents &&
-		    !drain(fds[0].fd, w->out, sizeof(w->out))) {
-			close(fds[0].fd);
-			fds[0].fd = -1;
-		}
-		if (fds[1].fd >= 0 && fds[1].revents &&
-		    !drain(fds[1].fd, w->err, sizeof(w->err))) {
-			close(fds[1].fd);
-			fds[1].fd = -1;
-		}
-	}
-	if (fds[0].fd >= 0)
-		close(fds[0].fd);
-	if (fds[1].fd >= 0)
-		close(fds[1].fd);
-	while (wait4(pid, &w->status, 0, &usage) < 0 && errno == EINTR)
-		;
-	w->maxrss_kib = usage.ru_maxrss;
+	worker_collect(
+	    pid, out, err,
+	    now_seconds() + WORKER_TIMEOUT_SECONDS + 10 * row->c.duration, w);
 	if (w->timed_out)
 		return -1;
 	return WIFEXITED(w->status) && WEXITSTATUS(w->status) == 0 ? 0 : -1;
+}
+
+/* Where the value of "key=" starts in a worker's output, or NULL. */
+static const char *output_value(const char *out, const char *key)
+{
+	size_t length = strlen(key);
+	const char *line = out;
+
+	while (line != NULL && *line != '\0') {
+		if (strncmp(line, key, length) == 0 && line[length] == '=')
+			return line + length + 1;
+		line = strchr(line, '\n');
+		if (line != NULL)
+			line++;
+	}
+	return NULL;
 }
 
 /* The value of "key=" in a worker's output, copied into buf; "" if none. */
 static const char *output_field(const char *out, const char *key, char *buf,
                                 size_t size)
 {
-	size_t length = strlen(key);
-	const char *line = out;
+	const char *value = output_value(out, key);
+	size_t n = value ? strcspn(value, "\n") : 0;
 
-	buf[0] = '\0';
-	while (line != NULL && *line != '\0') {
-		if (strncmp(line, key, length) == 0 && line[length] == '=') {
-			const char *value = line + length + 1;
-			size_t n = strcspn(value, "\n");
-			if (n >= size)
-				n = size - 1;
-			memcpy(buf, value, n);
-			buf[n] = '\0';
-			return buf;
-		}
-		line = strchr(line, '\n');
-		if (line != NULL)
-			line++;
-	}
+	if (n >= size)
+		n = size - 1;
+	if (n > 0)
+		memcpy(buf, value, n);
+	buf[n] = '\0';
 	return buf;
 }
 
@@ -425,6 +518,7 @@ static int source_expected(enum allocator allocator, const char *source)
 {
 	switch (allocator) {
 	case ALLOCATOR_GLIBC:
+	case ALLOCATOR_GLIBC_NOTRIM:
 		return has_prefix(source, "libc.so") ||
 		       has_prefix(source, "libc-");
 	case ALLOCATOR_TCMALLOC:
@@ -442,6 +536,31 @@ static int source_expected(enum allocator allocator, const char *source)
 	default:
 		return strcmp(source, "none") == 0;
 	}
+}
+
+/* Adds a counted run's histograms to the row's (--latency).  Returns 0,
+ * or -1 after failing the row. */
+static int row_take_latency(struct row *row, const char *out)
+{
+	char key[32];
+	int side;
+
+	for (side = 0; side < LATENCY_SIDES; side++) {
+		const char *value;
+
+		if (row->latency[side] == NULL)
+			continue;
+		snprintf(key, sizeof(key), "latency_%s",
+		         latency_side_names[side]);
+		value = output_value(out, key);
+		if (value == NULL ||
+		    latency_parse(value, row->latency[side]) != 0) {
+			row_fail(row, ROW_FAILED,
+			         "worker reported no readable %s", key);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* Takes one worker's report into its row. */
@@ -463,9 +582,9 @@ static void row_take(struct row *row, struct worker_output *w, int counted)
 	output_field(w->out, "fallback_symbol", row->fallback_symbol,
 	             sizeof(row->fallback_symbol));
 	output_field(w->out, "version", row->version, sizeof(row->version));
-	copy_string(row->source, sizeof(row->source),
-	            base_name(output_field(w->out, "source", field,
-	                                   sizeof(field))));
+	copy_string(
+	    row->source, sizeof(row->source),
+	    base_name(output_field(w->out, "source", field, sizeof(field))));
 	copy_string(row->free_source, sizeof(row->free_source),
 	            base_name(output_field(w->out, "free_source", field,
 	                                   sizeof(field))));
@@ -503,18 +622,20 @@ static void row_take(struct row *row, struct worker_output *w, int counted)
 		row->checksum_differs = 1;
 	row->pool_allocs = output_number(w->out, "pool_allocs");
 	row->fallback_allocs = output_number(w->out, "fallback_allocs");
+	row->faults[row->runs] = (double)output_number(w->out, "minor_faults");
 	if (w->maxrss_kib > row->peak_rss_kib)
 		row->peak_rss_kib = w->maxrss_kib;
+	if (row_take_latency(row, w->out) != 0)
+		return;
 	row->runs++;
 }
 
 /*
  * Whether source is a sanitizer's runtime standing in for glibc's malloc:
- * examples/httpd is built with the project's sanitizers, which interpose
+ * bench/httpd is built with the project's sanitizers, which interpose
  * malloc, so its glibc row is served by them in such a build.
  */
-static int sanitizer_serves_malloc(enum allocator allocator,
-                                   const char *source)
+static int sanitizer_serves_malloc(enum allocator allocator, const char *source)
 {
 #ifdef BENCH_SANITIZED
 	return allocator == ALLOCATOR_GLIBC &&
@@ -528,8 +649,7 @@ static int sanitizer_serves_malloc(enum allocator allocator,
 }
 
 /* Runs one run of an external row (http, curl) and takes its figures. */
-static void external_take(struct row *row, const char *directory,
-                          int counted)
+static void external_take(struct row *row, const char *directory, int counted)
 {
 	struct external_result r;
 	size_t k;
@@ -544,10 +664,10 @@ static void external_take(struct row *row, const char *directory,
 		            base_name(r.source));
 		if (!source_expected(row->c.allocator, row->source) &&
 		    !sanitizer_serves_malloc(row->c.allocator, row->source)) {
-			row_fail(row, ROW_WRONG_SOURCE,
-			         "httpd's allocations came from %s, not from %s",
-			         row->source,
-			         allocator_names[row->c.allocator]);
+			row_fail(
+			    row, ROW_WRONG_SOURCE,
+			    "httpd's allocations came from %s, not from %s",
+			    row->source, allocator_names[row->c.allocator]);
 			return;
 		}
 	} else {
@@ -586,9 +706,9 @@ static void progress_show(struct progress *p, size_t run,
                           const struct options *o, const struct row *row)
 {
 	double elapsed = now_seconds() - p->start;
-	double left = p->done ? elapsed / (double)p->done *
-	                            (double)(p->total - p->done)
-	                      : 0;
+	double left =
+	    p->done ? elapsed / (double)p->done * (double)(p->total - p->done)
+	            : 0;
 	int is_warmup = run < o->warmup;
 
 	if (p->tty)
@@ -602,8 +722,9 @@ static void progress_show(struct progress *p, size_t run,
 		        allocator_names[row->c.allocator], p->done, p->total,
 		        elapsed, left);
 	else
-		fprintf(stderr, "bench: %s %zu/%zu: %s %s (%zu/%zu, %.0fs, "
-		                "~%.0fs left)\n",
+		fprintf(stderr,
+		        "bench: %s %zu/%zu: %s %s (%zu/%zu, %.0fs, "
+		        "~%.0fs left)\n",
 		        is_warmup ? "warm-up" : "run",
 		        is_warmup ? run + 1 : run - o->warmup + 1,
 		        is_warmup ? o->warmup : o->runs,
@@ -612,6 +733,45 @@ static void progress_show(struct progress *p, size_t run,
 }
 
 /* ------------------------------------------------------------ measure */
+
+/* One run of a row, counted or not: its worker, or its external
+ * programs. */
+static void row_run_once(struct row *row, const char *directory,
+                         struct worker_output *w, int counted)
+{
+	const char *worker = allocator_worker(row->c.allocator);
+	char path[PATH_MAX];
+
+	if (workload_is_external(row->c.workload)) {
+		external_take(row, directory, counted);
+		return;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", directory, worker) >=
+	        sizeof(path) ||
+	    access(path, X_OK) != 0) {
+		row_fail(row, ROW_FAILED, "worker %s is missing", worker);
+		return;
+	}
+	if (worker_run(path, row, w) == 0)
+		row_take(row, w, counted);
+	else if (w->timed_out)
+		row_fail(row, ROW_FAILED, "failed: timed out");
+	else if (WIFSIGNALED(w->status))
+		row_fail(row, ROW_FAILED, "failed: killed by signal %d: %s",
+		         WTERMSIG(w->status), first_line(w->err));
+	else
+		row_fail(row, ROW_FAILED, "failed: %s", first_line(w->err));
+}
+
+/* The end of the group of rows that starts at rows[first]. */
+static size_t group_end(const struct row *rows, size_t count, size_t first)
+{
+	size_t last = first;
+
+	while (last < count && rows[last].group == rows[first].group)
+		last++;
+	return last;
+}
 
 /*
  * Every run visits every case, and within a case every allocator, starting
@@ -624,7 +784,6 @@ static void measure(const struct options *o, const char *directory,
 	const size_t total_runs = o->warmup + o->runs;
 	struct progress progress;
 	struct worker_output *w = xcalloc(1, sizeof(*w));
-	char path[PATH_MAX];
 	size_t run, first, last, i, k, active = 0;
 
 	for (i = 0; i < count; i++)
@@ -635,55 +794,23 @@ static void measure(const struct options *o, const char *directory,
 	progress.start = now_seconds();
 	progress.tty = isatty(STDERR_FILENO);
 
-	for (run = 0; run < total_runs; run++) {
+	for (run = 0; run < total_runs; run++)
 		for (first = 0; first < count; first = last) {
-			size_t size;
-			for (last = first;
-			     last < count && rows[last].group == rows[first].group;
-			     last++)
-				;
-			size = last - first;
+			last = group_end(rows, count, first);
 			if (!progress.tty)
 				progress_show(&progress, run, o, &rows[first]);
-			for (k = 0; k < size; k++) {
-				struct row *row = &rows[first + (k + run) % size];
+			for (k = 0; k < last - first; k++) {
+				struct row *row =
+				    &rows[first + (k + run) % (last - first)];
 				if (row->status != ROW_OK)
 					continue;
 				if (progress.tty)
 					progress_show(&progress, run, o, row);
-				if (workload_is_external(row->c.workload)) {
-					external_take(row, directory,
-					              run >= o->warmup);
-				} else if ((size_t)snprintf(path, sizeof(path), "%s/%s",
-				                     directory,
-				                     allocator_worker(
-				                         row->c.allocator)) >=
-				        sizeof(path) ||
-				    access(path, X_OK) != 0) {
-					row_fail(row, ROW_FAILED,
-					         "worker %s is missing",
-					         allocator_worker(row->c.allocator));
-				} else if (worker_run(path, row, w) != 0) {
-					if (w->timed_out)
-						row_fail(row, ROW_FAILED,
-						         "failed: timed out");
-					else if (WIFSIGNALED(w->status))
-						row_fail(row, ROW_FAILED,
-						         "failed: killed by signal "
-						         "%d: %s",
-						         WTERMSIG(w->status),
-						         first_line(w->err));
-					else
-						row_fail(row, ROW_FAILED,
-						         "failed: %s",
-						         first_line(w->err));
-				} else {
-					row_take(row, w, run >= o->warmup);
-				}
+				row_run_once(row, directory, w,
+				             run >= o->warmup);
 				progress.done++;
 			}
 		}
-	}
 	if (progress.tty)
 		fprintf(stderr, "\r\033[K");
 	fprintf(stderr, "bench: %zu worker runs in %.1f s\n", progress.done,
@@ -699,55 +826,64 @@ static const struct row *group_row(const struct row *rows, size_t count,
 	size_t i;
 
 	for (i = 0; i < count; i++)
-		if (rows[i].group == group && rows[i].c.allocator == allocator &&
+		if (rows[i].group == group &&
+		    rows[i].c.allocator == allocator &&
 		    rows[i].status == ROW_OK)
 			return &rows[i];
 	return NULL;
 }
 
-static void derive(struct row *rows, size_t count)
+/* The median of n > 0 values, which it sorts. */
+static double median_of(double *values, size_t n)
 {
-	double sorted[64];
-	size_t i, k;
+	qsort(values, n, sizeof(double), compare_doubles);
+	return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
 
-	for (i = 0; i < count; i++) {
-		struct row *row = &rows[i];
-		size_t n = row->runs;
-		double *values = n <= 64 ? sorted : xcalloc(n, sizeof(double));
+/* A row's median, min and max ns/op over its counted runs (at least
+ * one), and the medians of its metrics. */
+static void row_summarise(struct row *row)
+{
+	size_t n = row->runs, k;
+	double *values = xcalloc(n, sizeof(double));
 
-		if (row->status != ROW_OK)
-			continue;
-		if (n == 0) {
-			row_fail(row, ROW_FAILED, "no counted run");
-			continue;
-		}
-		memcpy(values, row->ns_per_op, n * sizeof(double));
-		qsort(values, n, sizeof(double), compare_doubles);
-		row->min = values[0];
-		row->max = values[n - 1];
-		row->median = n % 2 ? values[n / 2]
-		                    : (values[n / 2 - 1] + values[n / 2]) / 2;
-		for (k = 0; k < METRIC_COUNT; k++) {
-			memcpy(values, row->metric[k], n * sizeof(double));
-			qsort(values, n, sizeof(double), compare_doubles);
-			row->metric_median[k] =
-			    n % 2 ? values[n / 2]
-			          : (values[n / 2 - 1] + values[n / 2]) / 2;
-		}
-		if (values != sorted)
-			free(values);
-		if (row->checksum_differs)
-			row_fail(row, ROW_FAILED,
-			         "checksum differs between runs");
+	memcpy(values, row->ns_per_op, n * sizeof(double));
+	row->median = median_of(values, n);
+	row->min = values[0];
+	row->max = values[n - 1];
+	for (k = 0; k < METRIC_COUNT; k++) {
+		memcpy(values, row->metric[k], n * sizeof(double));
+		row->metric_median[k] = median_of(values, n);
 	}
+	memcpy(values, row->faults, n * sizeof(double));
+	row->faults_median = median_of(values, n);
+	free(values);
+}
 
-	/* Fixed work gives every allocator of a case the same checksum:
-	 * glibc's, else the first row's, is the reference. */
+/* --latency: the row's percentiles, from ticks to ns. */
+static void row_latency(struct row *row, const struct timer_info *timer)
+{
+	int side, k;
+
+	for (side = 0; side < LATENCY_SIDES; side++)
+		for (k = 0; row->latency[side] != NULL && k < LATENCY_POINTS;
+		     k++)
+			row->latency_ns[side][k] =
+			    latency_quantile(row->latency[side],
+			                     latency_quantiles[k]) /
+			    timer->ticks_per_ns;
+}
+
+/* Fixed work gives every allocator of a case the same checksum: glibc's,
+ * else the first row's, is the reference. */
+static void rows_check_checksums(struct row *rows, size_t count)
+{
+	size_t i, j;
+
 	for (i = 0; i < count; i++) {
 		struct row *row = &rows[i];
 		const struct row *reference =
 		    group_row(rows, count, row->group, ALLOCATOR_GLIBC);
-		size_t j;
 
 		if (row->status != ROW_OK || case_is_timed(&row->c))
 			continue;
@@ -761,6 +897,13 @@ static void derive(struct row *rows, size_t count)
 			         allocator_names[reference->c.allocator],
 			         (unsigned long long)reference->checksum);
 	}
+}
+
+/* Each row's median over the glibc, tcmalloc and floor rows' of its
+ * case; 0 where that row is missing. */
+static void rows_ratios(struct row *rows, size_t count)
+{
+	size_t i;
 
 	for (i = 0; i < count; i++) {
 		struct row *row = &rows[i];
@@ -769,12 +912,44 @@ static void derive(struct row *rows, size_t count)
 		if (row->status != ROW_OK)
 			continue;
 		glibc = group_row(rows, count, row->group, ALLOCATOR_GLIBC);
-		tcmalloc = group_row(rows, count, row->group, ALLOCATOR_TCMALLOC);
+		tcmalloc =
+		    group_row(rows, count, row->group, ALLOCATOR_TCMALLOC);
 		floor_row = group_row(rows, count, row->group, ALLOCATOR_FLOOR);
 		row->vs_glibc = glibc ? row->median / glibc->median : 0;
-		row->vs_tcmalloc = tcmalloc ? row->median / tcmalloc->median : 0;
+		row->vs_tcmalloc =
+		    tcmalloc ? row->median / tcmalloc->median : 0;
 		row->vs_floor = floor_row ? row->median / floor_row->median : 0;
+		/* pair: what the allocator adds to the same copy. */
+		row->has_overhead =
+		    row->c.workload == WORKLOAD_PAIR && floor_row != NULL;
+		if (row->has_overhead)
+			row->overhead = row->median - floor_row->median;
 	}
+}
+
+static void derive(struct row *rows, size_t count,
+                   const struct timer_info *timer)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		struct row *row = &rows[i];
+
+		if (row->status != ROW_OK)
+			continue;
+		if (row->runs == 0) {
+			row_fail(row, ROW_FAILED, "no counted run");
+			continue;
+		}
+		row_summarise(row);
+		if (timer->measured)
+			row_latency(row, timer);
+		if (row->checksum_differs)
+			row_fail(row, ROW_FAILED,
+			         "checksum differs between runs");
+	}
+	rows_check_checksums(rows, count);
+	rows_ratios(rows, count);
 }
 
 /* ------------------------------------------------------------ output */
@@ -821,15 +996,72 @@ static int write_file(const char *path, const struct run_info *info,
 	return 0;
 }
 
+/* Counts the failed rows, and notes unoptimised workers. */
+static void rows_verdict(const struct row *rows, size_t count,
+                         struct run_info *info)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		if (rows[i].status == ROW_FAILED ||
+		    rows[i].status == ROW_WRONG_SOURCE)
+			info->failed++;
+		if (rows[i].unoptimized)
+			info->unoptimized = 1;
+	}
+}
+
+/* The table, CSV or JSON on stdout, then the files and charts asked
+ * for.  Returns 0, or 2 when one could not be written. */
+static int report_all(const struct options *o, const struct run_info *info,
+                      const struct row *rows, size_t count)
+{
+	int status = 0;
+
+	if (o->csv)
+		report_csv(stdout, info, rows, count);
+	else if (o->json)
+		report_json(stdout, info, rows, count);
+	else
+		report_table(stdout, info, rows, count);
+	fflush(stdout);
+	if (o->csv_file != NULL &&
+	    write_file(o->csv_file, info, rows, count, report_csv) != 0)
+		status = 2;
+	if (o->json_file != NULL &&
+	    write_file(o->json_file, info, rows, count, report_json) != 0)
+		status = 2;
+	if (o->plot_dir != NULL &&
+	    plot_all(o->plot_dir, info, rows, count) != 0)
+		status = 2;
+	return status;
+}
+
+static void rows_free(struct row *rows, size_t count)
+{
+	size_t i, k;
+
+	for (i = 0; i < count; i++) {
+		free(rows[i].ns_per_op);
+		free(rows[i].ops);
+		free(rows[i].faults);
+		for (k = 0; k < LATENCY_SIDES; k++)
+			free(rows[i].latency[k]);
+		for (k = 0; k < METRIC_COUNT; k++)
+			free(rows[i].metric[k]);
+	}
+	free(rows);
+}
+
 int main(int argc, char **argv)
 {
 	struct options options;
 	struct run_info info;
 	struct row *rows;
-	size_t count, i;
+	size_t count;
 	char directory[PATH_MAX];
 	double start;
-	int status = 0;
+	int status;
 
 	if (options_parse(&options, argc, argv) != 0) {
 		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
@@ -848,6 +1080,9 @@ int main(int argc, char **argv)
 	if (getenv("LD_PRELOAD") != NULL)
 		fprintf(stderr, "bench: LD_PRELOAD is set; the workers run "
 		                "without it\n");
+	if (getenv("GLIBC_TUNABLES") != NULL)
+		fprintf(stderr, "bench: GLIBC_TUNABLES is set; the workers run "
+		                "without it (glibc-notrim with its own)\n");
 
 	memset(&info, 0, sizeof(info));
 	info.options = &options;
@@ -861,52 +1096,26 @@ int main(int argc, char **argv)
 		free(rows);
 		return 2;
 	}
+	if (options.latency)
+		timer_measure(&info.timer);
 	load_average(info.load_before, sizeof(info.load_before));
 	start = now_seconds();
 	measure(&options, directory, rows, count);
 	external_cleanup();
 	info.seconds = now_seconds() - start;
 	load_average(info.load_after, sizeof(info.load_after));
-	derive(rows, count);
-	for (i = 0; i < count; i++) {
-		if (rows[i].status == ROW_FAILED ||
-		    rows[i].status == ROW_WRONG_SOURCE)
-			info.failed++;
-		if (rows[i].unoptimized)
-			info.unoptimized = 1;
-	}
+	derive(rows, count, &info.timer);
+	rows_verdict(rows, count, &info);
 
-	if (options.csv)
-		report_csv(stdout, &info, rows, count);
-	else if (options.json)
-		report_json(stdout, &info, rows, count);
-	else
-		report_table(stdout, &info, rows, count);
-	fflush(stdout);
-	if (options.csv_file != NULL &&
-	    write_file(options.csv_file, &info, rows, count, report_csv) != 0)
-		status = 2;
-	if (options.json_file != NULL &&
-	    write_file(options.json_file, &info, rows, count, report_json) != 0)
-		status = 2;
-	if (options.plot_dir != NULL &&
-	    plot_all(options.plot_dir, &info, rows, count) != 0)
-		status = 2;
+	status = report_all(&options, &info, rows, count);
 	if (info.failed) {
-		fprintf(stderr, "bench: %d row%s failed or ran the wrong "
-		                "allocator (see the table)\n",
+		fprintf(stderr,
+		        "bench: %d row%s failed or ran the wrong "
+		        "allocator (see the table)\n",
 		        info.failed, info.failed == 1 ? "" : "s");
 		status = 1;
 	}
-
-	for (i = 0; i < count; i++) {
-		size_t k;
-		free(rows[i].ns_per_op);
-		free(rows[i].ops);
-		for (k = 0; k < METRIC_COUNT; k++)
-			free(rows[i].metric[k]);
-	}
-	free(rows);
+	rows_free(rows, count);
 	free((char *)info.command);
 	return status;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "bench.h"
+#include "latency.h"
 
 enum row_status {
 	ROW_OK,
@@ -40,25 +41,29 @@ enum metric {
 struct row {
 	struct bench_case c;
 	size_t group;
-	char label[48];          /* the swept value, e.g. "N=500" */
-	const char *note;        /* how this row runs differently, or NULL */
-	char command[640];       /* the worker's command line, by name */
+	char label[48];    /* the swept value, e.g. "N=500" */
+	const char *note;  /* how this row runs differently, or NULL */
+	char command[640]; /* the worker's command line, by name */
 	enum row_status status;
-	char message[512];       /* why not OK */
+	char message[512]; /* why not OK */
 
-	size_t runs;             /* counted runs so far */
-	double *ns_per_op;       /* per counted run */
-	uint64_t *ops;           /* per counted run */
-	uint64_t checksum;       /* of the first counted run */
-	int checksum_differs;    /* between the runs of a fixed-work row */
-	long peak_rss_kib;       /* the largest of the counted runs */
+	size_t runs;          /* counted runs so far */
+	double *ns_per_op;    /* per counted run */
+	uint64_t *ops;        /* per counted run */
+	uint64_t checksum;    /* of the first counted run */
+	int checksum_differs; /* between the runs of a fixed-work row */
+	long peak_rss_kib;    /* the largest of the counted runs */
 	uint64_t pool_allocs, fallback_allocs; /* of the last counted run */
-	double *metric[METRIC_COUNT]; /* http, curl: per counted run */
+	double *metric[METRIC_COUNT];          /* http, curl: per counted run */
 	double metric_median[METRIC_COUNT];
-	uint64_t allocs;           /* http, curl: allocations the program
-	                              counted (last counted run) */
-	uint64_t flow_allocs;      /* curl: made while data was flowing */
-	int unoptimized;         /* the worker was built without -O */
+	uint64_t allocs;      /* http, curl: allocations the program
+	                         counted (last counted run) */
+	uint64_t flow_allocs; /* curl: made while data was flowing */
+	int unoptimized;      /* the worker was built without -O */
+	double *faults;       /* minor page faults, per counted run */
+	/* --latency: the timed calls of the counted runs, by side, merged
+	 * (NULL for rows without them). */
+	struct latency_histogram *latency[LATENCY_SIDES];
 
 	char symbol[32], source[128];
 	char free_symbol[32], free_source[128];
@@ -66,43 +71,56 @@ struct row {
 	char version[128];
 
 	/* Derived once all runs are in. */
-	double median, min, max;                 /* ns per operation */
-	double vs_glibc, vs_tcmalloc, vs_floor;  /* median ratios; 0: none */
+	double median, min, max;                /* ns per operation */
+	double vs_glibc, vs_tcmalloc, vs_floor; /* median ratios; 0: none */
+	double faults_median;                   /* minor faults per run */
+	int has_overhead; /* pair, with a floor row to subtract */
+	double overhead;  /* pair: median - the floor's median, ns */
+	/* --latency: p50 ... max by side, ns (latency_quantiles order) */
+	double latency_ns[LATENCY_SIDES][LATENCY_POINTS];
 };
 
 /* What was run, where: printed with every output so that a run can be
  * repeated from its own output. */
 struct run_info {
 	const struct options *options;
-	const char *command;     /* the driver's own command line */
-	char date[32];           /* UTC, ISO 8601 */
+	const char *command; /* the driver's own command line */
+	char date[32];       /* UTC, ISO 8601 */
 	char cpu[128];
 	long cpus;
-	char system[256];        /* kernel */
+	char system[256]; /* kernel */
 	char libc[32];
 	char compiler[96];
 	char load_before[64], load_after[64]; /* /proc/loadavg: 1, 5, 15 min */
-	double seconds;          /* wall time of the whole measurement */
-	int failed;              /* rows failed or wrongly sourced */
+	double seconds; /* wall time of the whole measurement */
+	int failed;     /* rows failed or wrongly sourced */
 	int unoptimized;
+	/* --latency: the timer, measured before the runs. */
+	struct timer_info {
+		int measured;
+		double ticks_per_ns;         /* against CLOCK_MONOTONIC */
+		double empty_p50, empty_min; /* an empty timed region, ticks */
+		int invariant_tsc;           /* /proc/cpuinfo: constant_tsc and
+		                                nonstop_tsc (x86-64) */
+	} timer;
 };
 
 /* http.c: the external workloads.  One counted or uncounted run of a
  * row; fills what it measured. */
 struct external_result {
-	double ns_per_op;          /* http: per request; curl: per MB */
-	uint64_t ops;              /* requests; MB (10^6 bytes) */
-	long maxrss_kib;           /* the server's (http), curl-pool's */
+	double ns_per_op; /* http: per request; curl: per MB */
+	uint64_t ops;     /* requests; MB (10^6 bytes) */
+	long maxrss_kib;  /* the server's (http), curl-pool's */
 	double metric[METRIC_COUNT];
 	uint64_t allocs, flow_allocs, pool_allocs, fallback_allocs;
-	char source[128];          /* http: the library httpd reports */
-	char message[512];         /* why it failed */
+	char source[128];  /* http: the library httpd reports */
+	char message[512]; /* why it failed */
 };
 
 /* NULL when the row's programs are there, else why not ("not run: wrk
  * not found"). */
-const char *external_missing(const struct bench_case *c,
-                             const char *directory, char *buf, size_t size);
+const char *external_missing(const struct bench_case *c, const char *directory,
+                             char *buf, size_t size);
 /* The row's command line, for the outputs. */
 void external_command(const struct bench_case *c, char *buf, size_t size);
 /* 0, or -1 with r->message. */
@@ -114,10 +132,10 @@ void external_cleanup(void);
 /* report.c */
 void report_table(FILE *out, const struct run_info *info,
                   const struct row *rows, size_t count);
-void report_csv(FILE *out, const struct run_info *info,
-                const struct row *rows, size_t count);
-void report_json(FILE *out, const struct run_info *info,
-                 const struct row *rows, size_t count);
+void report_csv(FILE *out, const struct run_info *info, const struct row *rows,
+                size_t count);
+void report_json(FILE *out, const struct run_info *info, const struct row *rows,
+                 size_t count);
 const char *row_status_name(enum row_status status);
 /* The parameters of a row's workload, in words, e.g. "pool 1024 x 1024 B". */
 void row_describe(const struct row *row, char *buf, size_t size);

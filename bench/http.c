@@ -1,14 +1,15 @@
 /*
- * The external workloads of bench: http (examples/httpd under wrk) and
+ * The external workloads of bench: http (bench/httpd under wrk) and
  * curl (examples/curl-pool downloading from lighttpd).  Unlike the other
  * workloads they run whole programs, one process per run as the rest of
  * bench: the allocator is the program's own (httpd --allocator=X, which
  * runs httpd-tcmalloc and its other peers; curl-pool --allocator=pool or
  * system), the load generator or server around it is not measured.
  *
- * The examples are found relative to the driver: ../examples from its
- * directory, in the build tree and in a VPATH build alike.  wrk and
- * lighttpd come from configure (BENCH_WRK, BENCH_LIGHTTPD), else PATH.
+ * The programs are found relative to the driver's directory: httpd
+ * beside it, curl-pool in ../examples, in the build tree and in a VPATH
+ * build alike.  wrk and lighttpd come from configure (BENCH_WRK,
+ * BENCH_LIGHTTPD), else PATH.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -42,9 +43,9 @@
 #endif
 
 #define START_TIMEOUT 10.0 /* seconds for a server to listen */
-#define STOP_TIMEOUT 10.0  /* seconds for httpd to report after SIGTERM */
-#define CURL_TIMEOUT 120.0
-#define OUT_MAX 16384
+#define STOP_TIMEOUT  10.0 /* seconds for httpd to report after SIGTERM */
+#define CURL_TIMEOUT  120.0
+#define OUT_MAX       16384
 
 /* wrk's done() hook: the percentiles --latency does not print (p99.9),
  * and the counts, in one line that is easy to parse.  Microseconds. */
@@ -86,8 +87,7 @@ static int find_program(const char *configured, const char *name,
 		snprintf(buf, size, "%s", configured);
 		return 0;
 	}
-	snprintf(list, sizeof(list), "%s:%s", path ? path : "/usr/bin",
-	         extra);
+	snprintf(list, sizeof(list), "%s:%s", path ? path : "/usr/bin", extra);
 	for (dir = strtok_r(list, ":", &save); dir != NULL;
 	     dir = strtok_r(NULL, ":", &save)) {
 		if ((size_t)snprintf(buf, size, "%s/%s", dir[0] ? dir : ".",
@@ -98,11 +98,16 @@ static int find_program(const char *configured, const char *name,
 	return -1;
 }
 
-static int example_path(const char *directory, const char *name, char *buf,
+/* The programs run: httpd beside the driver, curl-pool in examples/. */
+#define HTTPD_PROGRAM     "httpd"
+#define CURL_POOL_PROGRAM "../examples/curl-pool"
+
+/* A built program, by its path from the driver's directory. */
+static int program_path(const char *directory, const char *relative, char *buf,
                         size_t size)
 {
-	return (size_t)snprintf(buf, size, "%s/../examples/%s", directory,
-	                        name) < size &&
+	return (size_t)snprintf(buf, size, "%s/%s", directory, relative) <
+	                   size &&
 	               access(buf, X_OK) == 0
 	           ? 0
 	           : -1;
@@ -120,9 +125,8 @@ static int temp_file(const char *name, char *buf, size_t size)
 			return -1;
 		}
 	}
-	return (size_t)snprintf(buf, size, "%s/%s", temp_dir, name) < size
-	           ? 0
-	           : -1;
+	return (size_t)snprintf(buf, size, "%s/%s", temp_dir, name) < size ? 0
+	                                                                   : -1;
 }
 
 static int write_text(const char *path, const char *text)
@@ -263,8 +267,7 @@ static double field(const char *text, const char *key)
 	return strtod(at + strlen(pattern), NULL);
 }
 
-static void json_text(const char *text, const char *key, char *buf,
-                      size_t size)
+static void json_text(const char *text, const char *key, char *buf, size_t size)
 {
 	char pattern[64];
 	const char *at;
@@ -324,14 +327,15 @@ static int can_connect(int port)
 
 /* ------------------------------------------------------------ public */
 
-const char *external_missing(const struct bench_case *c,
-                             const char *directory, char *buf, size_t size)
+const char *external_missing(const struct bench_case *c, const char *directory,
+                             char *buf, size_t size)
 {
 	char path[PATH_MAX];
 
 	if (c->workload == WORKLOAD_HTTP) {
-		if (example_path(directory, "httpd", path, sizeof(path)) != 0)
-			snprintf(buf, size, "not run: examples/httpd not built");
+		if (program_path(directory, HTTPD_PROGRAM, path,
+		                 sizeof(path)) != 0)
+			snprintf(buf, size, "not run: bench/httpd not built");
 		else if (find_program(BENCH_WRK, "wrk", "", path,
 		                      sizeof(path)) != 0)
 			snprintf(buf, size, "not run: wrk not found");
@@ -339,9 +343,10 @@ const char *external_missing(const struct bench_case *c,
 			return NULL;
 		return buf;
 	}
-	if (example_path(directory, "curl-pool", path, sizeof(path)) != 0)
-		snprintf(buf, size, "not run: examples/curl-pool not built "
-		                    "(configure found no libcurl)");
+	if (program_path(directory, CURL_POOL_PROGRAM, path, sizeof(path)) != 0)
+		snprintf(buf, size,
+		         "not run: examples/curl-pool not built "
+		         "(configure found no libcurl)");
 	else if (find_program(BENCH_LIGHTTPD, "lighttpd", "/usr/sbin:/sbin",
 	                      path, sizeof(path)) != 0)
 		snprintf(buf, size, "not run: lighttpd not found");
@@ -354,7 +359,7 @@ void external_command(const struct bench_case *c, char *buf, size_t size)
 {
 	if (c->workload == WORKLOAD_HTTP)
 		snprintf(buf, size,
-		         "examples/httpd --port=0 --threads=%zu --allocator=%s & "
+		         "bench/httpd --port=0 --threads=%zu --allocator=%s & "
 		         "wrk -t%d -c%zu -d%gs --latency -s p999.lua "
 		         "http://127.0.0.1:PORT/bytes/%zu; kill -TERM %%1",
 		         c->threads, allocator_names[c->allocator],
@@ -388,7 +393,7 @@ static int http_run(const struct bench_case *c, const char *directory,
 
 	if (out == NULL || wout == NULL)
 		goto done;
-	if (example_path(directory, "httpd", httpd, sizeof(httpd)) != 0 ||
+	if (program_path(directory, HTTPD_PROGRAM, httpd, sizeof(httpd)) != 0 ||
 	    find_program(BENCH_WRK, "wrk", "", wrk, sizeof(wrk)) != 0 ||
 	    temp_file("p999.lua", script, sizeof(script)) != 0 ||
 	    temp_file("httpd.err", err_path, sizeof(err_path)) != 0 ||
@@ -445,7 +450,8 @@ static int http_run(const struct bench_case *c, const char *directory,
 			double deadline = now() + c->duration + 30;
 			read_until(wfd, wout, OUT_MAX, NULL, deadline);
 			close(wfd);
-			if (wait_child(client, deadline, &status, &wusage) != 0 ||
+			if (wait_child(client, deadline, &status, &wusage) !=
+			        0 ||
 			    !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 				client = -1;
 		}
@@ -468,12 +474,11 @@ static int http_run(const struct bench_case *c, const char *directory,
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
 	    strstr(out, "\"clean\":true") == NULL) {
-		snprintf(r->message, sizeof(r->message),
-		         "httpd %s%d, not clean: %s",
-		         WIFEXITED(status) ? "exit " : "signal ",
-		         WIFEXITED(status) ? WEXITSTATUS(status)
-		                           : WTERMSIG(status),
-		         file_line(err_path, line, sizeof(line)));
+		snprintf(
+		    r->message, sizeof(r->message), "httpd %s%d, not clean: %s",
+		    WIFEXITED(status) ? "exit " : "signal ",
+		    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+		    file_line(err_path, line, sizeof(line)));
 		goto done;
 	}
 	if (field(at, "connect") != 0 || field(at, "write") != 0 ||
@@ -596,8 +601,8 @@ static int curl_run(const struct bench_case *c, const char *directory,
 	if (lighttpd_pid < 0 &&
 	    lighttpd_start(r->message, sizeof(r->message)) != 0)
 		goto done;
-	if (example_path(directory, "curl-pool", program, sizeof(program)) !=
-	        0 ||
+	if (program_path(directory, CURL_POOL_PROGRAM, program,
+	                 sizeof(program)) != 0 ||
 	    temp_file("curl-pool.err", err, sizeof(err)) != 0) {
 		snprintf(r->message, sizeof(r->message), "no curl-pool");
 		goto done;

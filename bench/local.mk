@@ -6,7 +6,8 @@
 #   make bench BENCH_FLAGS='--quick --workload=held'
 #   bench/bench --help
 
-BENCH_COMMON_SOURCES = bench/bench.h bench/options.c
+BENCH_COMMON_SOURCES = bench/bench.h bench/options.c bench/latency.h \
+	bench/latency.c
 BENCH_WORKER_SOURCES = $(BENCH_COMMON_SOURCES) bench/peer.h bench/peer.c \
 	bench/workload.h bench/workloads.c bench/worker.c
 
@@ -31,6 +32,7 @@ bench_bench_SOURCES = $(BENCH_COMMON_SOURCES) bench/driver.h \
 bench_bench_CPPFLAGS = $(AM_CPPFLAGS) $(BENCH_SANITIZED_CPPFLAGS) \
 	-DBENCH_GNUPLOT='"$(GNUPLOT)"' -DBENCH_WRK='"$(WRK)"' \
 	-DBENCH_LIGHTTPD='"$(LIGHTTPD)"'
+bench_bench_LDADD = $(LIBM)
 EXTRA_bench_bench_DEPENDENCIES = $(BENCH_WORKERS)
 
 bench_bench_glibc_SOURCES = $(BENCH_WORKER_SOURCES)
@@ -79,6 +81,68 @@ bench_bench_mimalloc_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_PEER_MIMALLOC
 bench_bench_mimalloc_CFLAGS = $(BENCH_PEER_COMPILE_FLAGS)
 bench_bench_mimalloc_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
 bench_bench_mimalloc_LDADD = $(MIMALLOC_LIBS)
+
+# ---------------------------------------------------------------- httpd
+
+# bench/httpd, the server of the http workload: a threaded keep-alive
+# HTTP/1.1 server on loopback whose buffers come from --allocator=NAME.
+# The peers that replace malloc process-wide are programs of their own
+# (httpd-tcmalloc, ...), which httpd runs for --allocator=tcmalloc etc.
+BENCH_HTTPD_SOURCES = bench/httpd.c bench/httpd-proto.h bench/httpd-proto.c \
+	bench/httpd-alloc.h bench/httpd-alloc.c bench/httpd-util.h \
+	bench/httpd-util.c
+
+noinst_PROGRAMS += bench/httpd
+bench_httpd_SOURCES = $(BENCH_HTTPD_SOURCES)
+bench_httpd_CPPFLAGS = $(AM_CPPFLAGS) -DHTTPD_PEER_DEFAULT
+# -no-install: the program itself, not libtool's wrapper script, so that
+# it finds its sibling programs next to /proc/self/exe.
+bench_httpd_LDFLAGS = $(AM_LDFLAGS) -no-install
+bench_httpd_LDADD = src/libshiftpool.la
+
+if HAVE_TCMALLOC
+noinst_PROGRAMS += bench/httpd-tcmalloc
+endif
+bench_httpd_tcmalloc_SOURCES = $(BENCH_HTTPD_SOURCES)
+bench_httpd_tcmalloc_CPPFLAGS = $(AM_CPPFLAGS) -DHTTPD_PEER_TCMALLOC
+bench_httpd_tcmalloc_CFLAGS = $(BENCH_PEER_COMPILE_FLAGS)
+bench_httpd_tcmalloc_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
+bench_httpd_tcmalloc_LDADD = $(TCMALLOC_LIBS)
+
+if HAVE_JEMALLOC
+noinst_PROGRAMS += bench/httpd-jemalloc
+endif
+bench_httpd_jemalloc_SOURCES = $(BENCH_HTTPD_SOURCES)
+bench_httpd_jemalloc_CPPFLAGS = $(AM_CPPFLAGS) -DHTTPD_PEER_JEMALLOC
+bench_httpd_jemalloc_CFLAGS = $(BENCH_PEER_COMPILE_FLAGS)
+bench_httpd_jemalloc_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
+bench_httpd_jemalloc_LDADD = $(JEMALLOC_LIBS)
+
+if HAVE_MIMALLOC
+noinst_PROGRAMS += bench/httpd-mimalloc
+endif
+bench_httpd_mimalloc_SOURCES = $(BENCH_HTTPD_SOURCES)
+bench_httpd_mimalloc_CPPFLAGS = $(AM_CPPFLAGS) -DHTTPD_PEER_MIMALLOC
+bench_httpd_mimalloc_CFLAGS = $(BENCH_PEER_COMPILE_FLAGS)
+bench_httpd_mimalloc_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
+bench_httpd_mimalloc_LDADD = $(MIMALLOC_LIBS)
+
+# The parser's own test, and the server test with its client (which the
+# curl-pool example's test also uses, with tests/common.sh).
+check_PROGRAMS += bench/tests/http-parse bench/tests/httpd-client
+TESTS += bench/tests/http-parse bench/tests/httpd.sh
+EXTRA_DIST += bench/tests/common.sh
+dist_noinst_SCRIPTS += bench/tests/httpd.sh
+bench_tests_http_parse_SOURCES = bench/tests/http-parse.c \
+	bench/httpd-proto.h bench/httpd-proto.c
+bench_tests_httpd_client_SOURCES = bench/tests/httpd-client.c \
+	bench/httpd-proto.h bench/httpd-proto.c bench/httpd-util.h \
+	bench/httpd-util.c
+
+# The shell tests may use curl(1) as a second client.
+AM_TESTS_ENVIRONMENT += CURL='$(CURL)'; export CURL;
+
+# ---------------------------------------------------------------- smoke
 
 # The smoke test: a seconds-long run of every allocator that fails when a
 # row fails or is served by another library than the one it names.

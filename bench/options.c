@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "bench.h"
+#include "latency.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -19,13 +20,13 @@
 /* ------------------------------------------------------------ constants */
 
 const char *const workload_names[WORKLOAD_COUNT] = {
-	"held", "oversize", "lighttpd", "parallel", "sort", "xthread",
-	"http", "curl",
+    "held",    "oversize", "lighttpd", "parallel", "sort",
+    "xthread", "pair",     "http",     "curl",
 };
 
 const char *const allocator_names[ALLOCATOR_COUNT] = {
-	"glibc",     "tcmalloc",    "jemalloc",        "mimalloc", "pool-single",
-	"pool-locked", "pool-per-thread", "stack", "floor",
+    "glibc",       "glibc-notrim", "tcmalloc",        "jemalloc", "mimalloc",
+    "pool-single", "pool-locked",  "pool-per-thread", "stack",    "floor",
 };
 
 /* The departure order of the ten lighttpd clients of the original
@@ -37,11 +38,16 @@ static const size_t seed_order[] = {3, 0, 5, 1, 6, 2, 4, 9, 8, 7};
  * timed (at least MIN_REPEAT times); sort until about SORT_TARGET_ITEMS
  * items are sorted, at least SORT_MIN_OPS times.  --quick divides the
  * targets by QUICK_DIVISOR. */
-#define TARGET_ALLOCS ((size_t)1 << 17)
-#define MIN_REPEAT 2
+#define TARGET_ALLOCS     ((size_t)1 << 17)
+#define MIN_REPEAT        2
 #define SORT_TARGET_ITEMS ((size_t)1 << 17)
-#define SORT_MIN_OPS 256
-#define QUICK_DIVISOR 64
+#define SORT_MIN_OPS      256
+#define QUICK_DIVISOR     64
+
+/* pair's timed window when --duration is not given: its operations take
+ * nanoseconds, so a shorter window than parallel's still counts millions
+ * of them, and its 6 cases x 10 allocators stay cheap. */
+#define PAIR_DURATION 0.05
 
 /* Pools of the workloads whose original names no pool: big enough that no
  * request falls back (the fallback column shows it). */
@@ -67,6 +73,9 @@ enum option_id {
 	OPT_SEED,
 	OPT_DURATION,
 	OPT_QUICK,
+	OPT_SIZES,
+	OPT_COLD,
+	OPT_LATENCY,
 	OPT_CSV,
 	OPT_JSON,
 	OPT_PLOT,
@@ -74,30 +83,33 @@ enum option_id {
 };
 
 static const struct option long_options[] = {
-	{"workload", required_argument, NULL, OPT_WORKLOAD},
-	{"allocator", required_argument, NULL, OPT_ALLOCATOR},
-	{"threads", required_argument, NULL, OPT_THREADS},
-	{"block-size", required_argument, NULL, OPT_BLOCK_SIZE},
-	{"blocks", required_argument, NULL, OPT_BLOCKS},
-	{"n", required_argument, NULL, OPT_N},
-	{"len", required_argument, NULL, OPT_LEN},
-	{"clients", required_argument, NULL, OPT_CLIENTS},
-	{"buffers", required_argument, NULL, OPT_BUFFERS},
-	{"rounds", required_argument, NULL, OPT_ROUNDS},
-	{"order", required_argument, NULL, OPT_ORDER},
-	{"rolling", no_argument, NULL, OPT_ROLLING},
-	{"queue-depth", required_argument, NULL, OPT_QUEUE_DEPTH},
-	{"runs", required_argument, NULL, OPT_RUNS},
-	{"warmup", required_argument, NULL, OPT_WARMUP},
-	{"repeat", required_argument, NULL, OPT_REPEAT},
-	{"seed", required_argument, NULL, OPT_SEED},
-	{"duration", required_argument, NULL, OPT_DURATION},
-	{"quick", no_argument, NULL, OPT_QUICK},
-	{"csv", optional_argument, NULL, OPT_CSV},
-	{"json", optional_argument, NULL, OPT_JSON},
-	{"plot", required_argument, NULL, OPT_PLOT},
-	{"help", no_argument, NULL, OPT_HELP},
-	{NULL, 0, NULL, 0},
+    {"workload", required_argument, NULL, OPT_WORKLOAD},
+    {"allocator", required_argument, NULL, OPT_ALLOCATOR},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"block-size", required_argument, NULL, OPT_BLOCK_SIZE},
+    {"blocks", required_argument, NULL, OPT_BLOCKS},
+    {"n", required_argument, NULL, OPT_N},
+    {"len", required_argument, NULL, OPT_LEN},
+    {"clients", required_argument, NULL, OPT_CLIENTS},
+    {"buffers", required_argument, NULL, OPT_BUFFERS},
+    {"rounds", required_argument, NULL, OPT_ROUNDS},
+    {"order", required_argument, NULL, OPT_ORDER},
+    {"rolling", no_argument, NULL, OPT_ROLLING},
+    {"queue-depth", required_argument, NULL, OPT_QUEUE_DEPTH},
+    {"runs", required_argument, NULL, OPT_RUNS},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"duration", required_argument, NULL, OPT_DURATION},
+    {"quick", no_argument, NULL, OPT_QUICK},
+    {"sizes", required_argument, NULL, OPT_SIZES},
+    {"cold", no_argument, NULL, OPT_COLD},
+    {"latency", no_argument, NULL, OPT_LATENCY},
+    {"csv", optional_argument, NULL, OPT_CSV},
+    {"json", optional_argument, NULL, OPT_JSON},
+    {"plot", required_argument, NULL, OPT_PLOT},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -106,6 +118,7 @@ const char *allocator_worker(enum allocator allocator)
 {
 	switch (allocator) {
 	case ALLOCATOR_GLIBC:
+	case ALLOCATOR_GLIBC_NOTRIM:
 		return "bench-glibc";
 	case ALLOCATOR_TCMALLOC:
 		return "bench-tcmalloc";
@@ -137,7 +150,8 @@ int allocator_applies(enum allocator allocator, enum workload workload)
 		       allocator == ALLOCATOR_POOL_PER_THREAD;
 	if (workload == WORKLOAD_HTTP)
 		return allocator != ALLOCATOR_STACK &&
-		       allocator != ALLOCATOR_FLOOR;
+		       allocator != ALLOCATOR_FLOOR &&
+		       allocator != ALLOCATOR_GLIBC_NOTRIM;
 	return allocator != ALLOCATOR_STACK || workload == WORKLOAD_SORT;
 }
 
@@ -176,8 +190,8 @@ static int parse_list(const char *text, size_t min, struct size_list *out)
 }
 
 /* A comma list of names from table, or "all", into a bit set. */
-static int parse_names(const char *text, const char *const *table,
-                       size_t count, unsigned *out)
+static int parse_names(const char *text, const char *const *table, size_t count,
+                       unsigned *out)
 {
 	char buf[512];
 	char *item, *save = NULL;
@@ -203,8 +217,7 @@ static int parse_names(const char *text, const char *const *table,
 	return *out != 0 ? 0 : -1;
 }
 
-static void list_set(struct size_list *list, const size_t *values,
-                     size_t count)
+static void list_set(struct size_list *list, const size_t *values, size_t count)
 {
 	list->count = count;
 	memcpy(list->value, values, count * sizeof(values[0]));
@@ -246,6 +259,7 @@ void options_default(struct options *o)
 	static const size_t threads[] = {1, 2, 4};
 	static const size_t n[] = {50, 100, 500, 1024, 10000};
 	static const size_t len[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512};
+	static const size_t sizes[] = {64, 4096};
 
 	memset(o, 0, sizeof(*o));
 	/* http and curl run external programs for seconds each: only when
@@ -255,6 +269,7 @@ void options_default(struct options *o)
 	list_set(&o->threads, threads, 3);
 	list_set(&o->n, n, 5);
 	list_set(&o->len, len, 10);
+	list_set(&o->sizes, sizes, 2);
 	o->clients = 10;
 	o->buffers = 256;
 	o->rounds = 200;
@@ -279,11 +294,13 @@ void options_usage(const char *program)
 	    "What to run:\n"
 	    "  --workload=LIST    held, oversize, lighttpd, parallel, sort, "
 	    "xthread,\n"
-	    "                     http (examples/httpd under wrk), curl\n"
+	    "                     pair, http (bench/httpd under wrk), curl\n"
 	    "                     (examples/curl-pool from lighttpd), or all\n"
 	    "                     [all but http and curl]\n"
-	    "  --allocator=LIST   glibc, tcmalloc, jemalloc, mimalloc, "
-	    "pool-single,\n"
+	    "  --allocator=LIST   glibc, glibc-notrim (glibc with "
+	    "GLIBC_TUNABLES=\n"
+	    "                     " GLIBC_NOTRIM_TUNABLES "),\n"
+	    "                     tcmalloc, jemalloc, mimalloc, pool-single,\n"
 	    "                     pool-locked, pool-per-thread, stack (sort "
 	    "only),\n"
 	    "                     floor, or all [all that were built]\n"
@@ -302,13 +319,15 @@ void options_usage(const char *program)
 	    "                     sort/xthread; clients x buffers lighttpd]\n"
 	    "  --clients=N        lighttpd: clients connected at once [10]\n"
 	    "  --buffers=N        lighttpd: buffers per client [256]\n"
-	    "  --rounds=N         lighttpd: rounds of all clients connecting and\n"
+	    "  --rounds=N         lighttpd: rounds of all clients connecting "
+	    "and\n"
 	    "                     leaving (with --rolling: clients x N "
 	    "departures) [200]\n"
 	    "  --order=ORDER      lighttpd: departure order, a permutation of\n"
 	    "                     0..clients-1, or random (seeded, new each "
 	    "round)\n"
-	    "                     [3,0,5,1,6,2,4,9,8,7; 0,1,.. for other client "
+	    "                     [3,0,5,1,6,2,4,9,8,7; 0,1,.. for other "
+	    "client "
 	    "counts]\n"
 	    "  --rolling          lighttpd: one client leaves, one arrives, "
 	    "instead of\n"
@@ -316,9 +335,11 @@ void options_usage(const char *program)
 	    "  --len=LIST         parallel: item counts cycled op by op; sort: "
 	    "one row\n"
 	    "                     each [1,2,4,8,16,32,64,128,256,512]\n"
-	    "  --threads=LIST     parallel: threads; xthread: producer/consumer "
-	    "pairs\n"
-	    "                     [1,2,4]\n"
+	    "  --threads=LIST     parallel, pair: threads; xthread: "
+	    "producer/consumer\n"
+	    "                     pairs [1,2,4]\n"
+	    "  --sizes=LIST       pair: request sizes, bytes, at least 8 "
+	    "[64,4096]\n"
 	    "  --queue-depth=N    xthread: slots of each bounded queue [64]\n"
 	    "  http: httpd --threads=2 --allocator=X, then wrk -t2 -c32\n"
 	    "                     --latency for --duration seconds (whole, at "
@@ -332,18 +353,33 @@ void options_usage(const char *program)
 	    "  --runs=N           counted runs per row, interleaved across "
 	    "allocators [5]\n"
 	    "  --warmup=N         uncounted runs before them [1]\n"
-	    "  --repeat=N         held/oversize/sort: repetitions timed per run\n"
+	    "  --repeat=N         held/oversize/sort: repetitions timed per "
+	    "run\n"
 	    "                     [auto: about 2^17 allocations, at least 2; "
 	    "sort:\n"
 	    "                     2^17 items, at least 256 sorts]\n"
-	    "  --duration=SEC     parallel, xthread: seconds timed per run [0.1];\n"
+	    "  --duration=SEC     parallel, xthread, pair: seconds timed per "
+	    "run\n"
+	    "                     [0.1; pair 0.05];\n"
 	    "                     http: seconds of wrk per run [2]\n"
 	    "  --seed=N           random seed of inputs and orders [1]\n"
-	    "  --quick            a seconds-long smoke run: --runs=2 --warmup=0\n"
+	    "  --cold             the seed's method: no warm-up run, no "
+	    "warm-up "
+	    "pass in\n"
+	    "                     the process, one timed pass (--repeat 1 "
+	    "unless given)\n"
+	    "  --latency          held, lighttpd, xthread: time every "
+	    "allocation and\n"
+	    "                     free call (" LATENCY_TIMER "); "
+	    "percentiles per row\n"
+	    "  --quick            a seconds-long smoke run: --runs=2 "
+	    "--warmup=0\n"
 	    "                     --n=50,2000 --len=1,512 --threads=1,2 "
-	    "--rounds=2\n"
-	    "                     --duration=0.01, repeats / 64 (not a "
-	    "measurement)\n"
+	    "--sizes=64\n"
+	    "                     --rounds=2 --duration=0.01, repeats / 64 "
+	    "(not "
+	    "a\n"
+	    "                     measurement)\n"
 	    "\n"
 	    "Output:\n"
 	    "  --csv[=FILE]       CSV, to stdout instead of the table, or to "
@@ -360,13 +396,14 @@ void options_usage(const char *program)
 }
 
 /* Options the user gave, so that --quick changes only the others. */
-#define GIVEN(id) (1ull << ((id) - OPT_WORKLOAD))
+#define GIVEN(id) (1ull << ((id)-OPT_WORKLOAD))
 
 static void options_apply_quick(struct options *o, unsigned long long given)
 {
 	static const size_t n[] = {50, 2000};
 	static const size_t len[] = {1, 512};
 	static const size_t threads[] = {1, 2};
+	static const size_t sizes[] = {64};
 
 	if (!(given & GIVEN(OPT_RUNS)))
 		o->runs = 2;
@@ -378,6 +415,8 @@ static void options_apply_quick(struct options *o, unsigned long long given)
 		list_set(&o->len, len, 2);
 	if (!(given & GIVEN(OPT_THREADS)))
 		list_set(&o->threads, threads, 2);
+	if (!(given & GIVEN(OPT_SIZES)))
+		list_set(&o->sizes, sizes, 1);
 	if (!(given & GIVEN(OPT_ROUNDS)))
 		o->rounds = 2;
 	if (!(given & GIVEN(OPT_DURATION)))
@@ -404,8 +443,8 @@ int options_parse(struct options *o, int argc, char **argv)
 				bad = "--workload";
 			break;
 		case OPT_ALLOCATOR:
-			if (parse_names(optarg, allocator_names, ALLOCATOR_COUNT,
-			                &o->allocators) != 0)
+			if (parse_names(optarg, allocator_names,
+			                ALLOCATOR_COUNT, &o->allocators) != 0)
 				bad = "--allocator";
 			break;
 		case OPT_THREADS:
@@ -490,6 +529,17 @@ int options_parse(struct options *o, int argc, char **argv)
 		case OPT_QUICK:
 			o->quick = 1;
 			break;
+		case OPT_SIZES:
+			if (parse_list(optarg, 8, &o->sizes) != 0 ||
+			    list_max(&o->sizes) > ((size_t)1 << 30))
+				bad = "--sizes (8 to 2^30 bytes)";
+			break;
+		case OPT_COLD:
+			o->cold = 1;
+			break;
+		case OPT_LATENCY:
+			o->latency = 1;
+			break;
 		case OPT_CSV:
 			if (optarg != NULL)
 				o->csv_file = optarg;
@@ -521,8 +571,9 @@ int options_parse(struct options *o, int argc, char **argv)
 		return -1;
 	}
 	if (o->csv && o->json) {
-		fprintf(stderr, "%s: --csv and --json cannot both take stdout; "
-		                "give one a FILE\n",
+		fprintf(stderr,
+		        "%s: --csv and --json cannot both take stdout; "
+		        "give one a FILE\n",
 		        argv[0]);
 		return -1;
 	}
@@ -538,14 +589,18 @@ int options_parse(struct options *o, int argc, char **argv)
 				seen[o->order.value[i]] = 1;
 		}
 		if (!ok) {
-			fprintf(stderr, "%s: --order must be a permutation of "
-			                "0..%zu (--clients - 1), or random\n",
+			fprintf(stderr,
+			        "%s: --order must be a permutation of "
+			        "0..%zu (--clients - 1), or random\n",
 			        argv[0], o->clients - 1);
 			return -1;
 		}
 	}
 	if (o->quick)
 		options_apply_quick(o, given);
+	/* The seed timed a fresh process: no warm-up run either. */
+	if (o->cold && !(given & GIVEN(OPT_WARMUP)))
+		o->warmup = 0;
 	return 0;
 }
 
@@ -562,6 +617,8 @@ size_t case_points(const struct options *o, enum workload workload)
 		return o->threads.count;
 	case WORKLOAD_SORT:
 		return o->len.count;
+	case WORKLOAD_PAIR:
+		return o->sizes.count * o->threads.count;
 	default:
 		return 1;
 	}
@@ -579,6 +636,8 @@ size_t case_point_value(const struct options *o, enum workload workload,
 		return o->threads.value[point];
 	case WORKLOAD_SORT:
 		return o->len.value[point];
+	case WORKLOAD_PAIR: /* size by size, each for every thread count */
+		return o->threads.value[point % o->threads.count];
 	default:
 		return 0;
 	}
@@ -588,7 +647,8 @@ const char *case_not_applicable(const struct bench_case *c)
 {
 	if (c->workload == WORKLOAD_XTHREAD &&
 	    c->allocator == ALLOCATOR_POOL_SINGLE)
-		return "n/a: a POOL_SINGLE pool takes no frees from other threads";
+		return "n/a: a POOL_SINGLE pool takes no frees from other "
+		       "threads";
 	if (!allocator_applies(c->allocator, c->workload))
 		return "n/a: the stack buffer is a control of sort only";
 	return NULL;
@@ -597,8 +657,12 @@ const char *case_not_applicable(const struct bench_case *c)
 const char *case_note(const struct bench_case *c)
 {
 	if (c->allocator == ALLOCATOR_POOL_SINGLE &&
-	    c->workload == WORKLOAD_PARALLEL && c->threads > 1)
+	    (c->workload == WORKLOAD_PARALLEL ||
+	     c->workload == WORKLOAD_PAIR) &&
+	    c->threads > 1)
 		return "one POOL_SINGLE pool per thread";
+	if (c->allocator == ALLOCATOR_GLIBC_NOTRIM)
+		return "GLIBC_TUNABLES=" GLIBC_NOTRIM_TUNABLES;
 	if (c->allocator == ALLOCATOR_FLOOR && c->workload == WORKLOAD_SORT)
 		return "caller-provided buffer";
 	if (c->allocator == ALLOCATOR_STACK)
@@ -610,14 +674,16 @@ int case_is_timed(const struct bench_case *c)
 {
 	return c->workload == WORKLOAD_PARALLEL ||
 	       c->workload == WORKLOAD_XTHREAD ||
+	       c->workload == WORKLOAD_PAIR ||
 	       workload_is_external(c->workload);
 }
 
 void case_resolve(const struct options *o, enum workload workload,
-                  enum allocator allocator, size_t point,
-                  struct bench_case *c)
+                  enum allocator allocator, size_t point, struct bench_case *c)
 {
 	size_t divisor = o->quick ? QUICK_DIVISOR : 1;
+	/* --cold: one timed pass, as the seed timed its first. */
+	int one_pass = o->cold && o->repeat == 0;
 	size_t value = case_point_value(o, workload, point);
 	size_t i;
 
@@ -626,6 +692,10 @@ void case_resolve(const struct options *o, enum workload workload,
 	c->allocator = allocator;
 	c->seed = o->seed;
 	c->blocks = o->blocks ? o->blocks : DEFAULT_BLOCKS;
+	c->cold = o->cold;
+	c->latency = o->latency && (workload == WORKLOAD_HELD ||
+	                            workload == WORKLOAD_LIGHTTPD ||
+	                            workload == WORKLOAD_XTHREAD);
 
 	switch (workload) {
 	case WORKLOAD_HELD:
@@ -634,7 +704,9 @@ void case_resolve(const struct options *o, enum workload workload,
 		c->size = o->block_size ? o->block_size : 1024;
 		c->block_size = c->size;
 		c->repeat = o->repeat;
-		if (c->repeat == 0) {
+		if (one_pass) {
+			c->repeat = 1;
+		} else if (c->repeat == 0) {
 			size_t allocs =
 			    workload == WORKLOAD_HELD ? c->n : 4 * c->n;
 			c->repeat =
@@ -679,7 +751,9 @@ void case_resolve(const struct options *o, enum workload workload,
 		                    ? o->block_size
 		                    : next_power_of_two(8 * list_max(&o->len));
 		c->repeat = o->repeat;
-		if (c->repeat == 0)
+		if (one_pass)
+			c->repeat = 1;
+		else if (c->repeat == 0)
 			c->repeat = max_size(
 			    SORT_MIN_OPS / divisor,
 			    ceil_div(SORT_TARGET_ITEMS / divisor, c->len));
@@ -691,6 +765,14 @@ void case_resolve(const struct options *o, enum workload workload,
 		c->queue_depth = o->queue_depth;
 		c->duration = o->duration;
 		break;
+	case WORKLOAD_PAIR:
+		c->threads = value;
+		c->size = o->sizes.value[point / o->threads.count];
+		c->block_size =
+		    o->block_size ? o->block_size : next_power_of_two(c->size);
+		c->duration =
+		    o->duration_given || o->quick ? o->duration : PAIR_DURATION;
+		break;
 	case WORKLOAD_HTTP:
 		/* The server's own pool sizes; wrk's whole seconds. */
 		c->threads = HTTP_SERVER_THREADS;
@@ -698,8 +780,9 @@ void case_resolve(const struct options *o, enum workload workload,
 		c->size = HTTP_BODY_BYTES;
 		c->blocks = 0;
 		c->duration = o->duration_given
-		                  ? (o->duration < 1.5 ? 1 : (double)(size_t)(
-		                                                 o->duration + 0.5))
+		                  ? (o->duration < 1.5
+		                         ? 1
+		                         : (double)(size_t)(o->duration + 0.5))
 		                  : (o->quick ? 1 : 2);
 		break;
 	case WORKLOAD_CURL:
@@ -734,20 +817,21 @@ int case_format_args(const struct bench_case *c, char *buf, size_t size)
 	char list[LIST_MAX * 24];
 	int n;
 
-	n = snprintf(buf, size,
-	             "--workload=%s --allocator=%s --seed=%llu --block-size=%zu "
-	             "--blocks=%zu",
-	             workload_names[c->workload], allocator_names[c->allocator],
-	             (unsigned long long)c->seed, c->block_size, c->blocks);
+	n = snprintf(
+	    buf, size,
+	    "--workload=%s --allocator=%s --seed=%llu --block-size=%zu "
+	    "--blocks=%zu",
+	    workload_names[c->workload], allocator_names[c->allocator],
+	    (unsigned long long)c->seed, c->block_size, c->blocks);
 	if (n < 0 || (size_t)n >= size)
 		return n;
 
-#define APPEND(...)                                                        \
-	do {                                                               \
-		int more = snprintf(buf + n, size - (size_t)n, __VA_ARGS__); \
-		if (more < 0 || (size_t)(n + more) >= size)                \
-			return more < 0 ? more : n + more;                 \
-		n += more;                                                 \
+#define APPEND(...)                                                            \
+	do {                                                                   \
+		int more = snprintf(buf + n, size - (size_t)n, __VA_ARGS__);   \
+		if (more < 0 || (size_t)(n + more) >= size)                    \
+			return more < 0 ? more : n + more;                     \
+		n += more;                                                     \
 	} while (0)
 
 	switch (c->workload) {
@@ -766,8 +850,8 @@ int case_format_args(const struct bench_case *c, char *buf, size_t size)
 		break;
 	case WORKLOAD_PARALLEL:
 		format_list(&c->lens, list, sizeof(list));
-		APPEND(" --threads=%zu --len=%s --duration=%g", c->threads, list,
-		       c->duration);
+		APPEND(" --threads=%zu --len=%s --duration=%g", c->threads,
+		       list, c->duration);
 		break;
 	case WORKLOAD_SORT:
 		APPEND(" --len=%zu --repeat=%zu", c->len, c->repeat);
@@ -776,6 +860,10 @@ int case_format_args(const struct bench_case *c, char *buf, size_t size)
 		APPEND(" --threads=%zu --queue-depth=%zu --duration=%g",
 		       c->threads, c->queue_depth, c->duration);
 		break;
+	case WORKLOAD_PAIR:
+		APPEND(" --sizes=%zu --threads=%zu --duration=%g", c->size,
+		       c->threads, c->duration);
+		break;
 	case WORKLOAD_HTTP:
 	case WORKLOAD_CURL:
 		/* Not a worker's: the driver writes these rows' commands. */
@@ -783,6 +871,10 @@ int case_format_args(const struct bench_case *c, char *buf, size_t size)
 	default:
 		break;
 	}
+	if (c->cold)
+		APPEND(" --cold");
+	if (c->latency)
+		APPEND(" --latency");
 #undef APPEND
 	return n;
 }
@@ -797,7 +889,8 @@ void case_label(const struct bench_case *c, char *buf, size_t size)
 	case WORKLOAD_LIGHTTPD:
 		if (c->rolling)
 			snprintf(buf, size, "rolling%s",
-			         c->order_kind == ORDER_RANDOM ? " random" : "");
+			         c->order_kind == ORDER_RANDOM ? " random"
+			                                       : "");
 		else
 			snprintf(buf, size, "%s order",
 			         c->order_kind == ORDER_RANDOM ? "random"
@@ -811,6 +904,13 @@ void case_label(const struct bench_case *c, char *buf, size_t size)
 		break;
 	case WORKLOAD_XTHREAD:
 		snprintf(buf, size, "%zu+%zu", c->threads, c->threads);
+		break;
+	case WORKLOAD_PAIR:
+		if (c->size % 1024 == 0)
+			snprintf(buf, size, "%zu KiB T=%zu", c->size / 1024,
+			         c->threads);
+		else
+			snprintf(buf, size, "%zu B T=%zu", c->size, c->threads);
 		break;
 	case WORKLOAD_HTTP:
 		snprintf(buf, size, "c=%zu %gs", c->clients, c->duration);

@@ -26,7 +26,8 @@ int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp,
 int peer_serves(enum allocator allocator)
 {
 #if defined(BENCH_PEER_GLIBC)
-	return allocator == ALLOCATOR_GLIBC;
+	return allocator == ALLOCATOR_GLIBC ||
+	       allocator == ALLOCATOR_GLIBC_NOTRIM;
 #elif defined(BENCH_PEER_TCMALLOC)
 	return allocator == ALLOCATOR_TCMALLOC;
 #elif defined(BENCH_PEER_JEMALLOC)
@@ -91,10 +92,11 @@ void peer_count(const struct peer *peer, uint64_t *pool_allocs,
 
 void peer_entries(const struct bench_case *c, struct peer_entry *e)
 {
-	/* parallel and sort ask for uninitialised memory, the others for
-	 * zeroed memory. */
+	/* parallel, sort and pair ask for uninitialised memory, the others
+	 * for zeroed memory. */
 	int zeroed = c->workload != WORKLOAD_PARALLEL &&
-	             c->workload != WORKLOAD_SORT;
+	             c->workload != WORKLOAD_SORT &&
+	             c->workload != WORKLOAD_PAIR;
 
 	memset(e, 0, sizeof(*e));
 #if defined(BENCH_PEER_GLIBC) || defined(BENCH_PEER_JEMALLOC)

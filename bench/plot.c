@@ -3,8 +3,9 @@
  * $GNUPLOT).  For each workload, ns per operation of every allocator at
  * every point of its sweep (bars: median, whiskers: min and max; sort as
  * lines over len); for parallel and xthread also operations per second
- * against the thread count.  The data go inline into the gnuplot script,
- * so DIR receives only the PNGs.
+ * against the thread count; with --latency, for each case that has them,
+ * the percentiles of the calls (latency-WORKLOAD-CASE.png).  The data go
+ * inline into the gnuplot script, so DIR receives only the PNGs.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -12,7 +13,9 @@
 
 #include "driver.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,24 +29,26 @@
 
 /* One colour per allocator in every chart; the pool's modes in reds. */
 static const char *const allocator_colours[ALLOCATOR_COUNT] = {
-	[ALLOCATOR_GLIBC] = "#4C72B0",
-	[ALLOCATOR_TCMALLOC] = "#DD8452",
-	[ALLOCATOR_JEMALLOC] = "#55A868",
-	[ALLOCATOR_MIMALLOC] = "#8172B3",
-	[ALLOCATOR_POOL_SINGLE] = "#F4A3A3",
-	[ALLOCATOR_POOL_LOCKED] = "#E0443E",
-	[ALLOCATOR_POOL_PER_THREAD] = "#8B1A1A",
-	[ALLOCATOR_STACK] = "#937860",
-	[ALLOCATOR_FLOOR] = "#404040",
+    [ALLOCATOR_GLIBC] = "#4C72B0",
+    [ALLOCATOR_GLIBC_NOTRIM] = "#64B5CD",
+    [ALLOCATOR_TCMALLOC] = "#DD8452",
+    [ALLOCATOR_JEMALLOC] = "#55A868",
+    [ALLOCATOR_MIMALLOC] = "#8172B3",
+    [ALLOCATOR_POOL_SINGLE] = "#F4A3A3",
+    [ALLOCATOR_POOL_LOCKED] = "#E0443E",
+    [ALLOCATOR_POOL_PER_THREAD] = "#8B1A1A",
+    [ALLOCATOR_STACK] = "#937860",
+    [ALLOCATOR_FLOOR] = "#404040",
 };
 
 static const char *const sweep_axis[WORKLOAD_COUNT] = {
-	[WORKLOAD_HELD] = "N: blocks held at once",
-	[WORKLOAD_OVERSIZE] = "N (4N allocations held at once)",
-	[WORKLOAD_LIGHTTPD] = "departure order",
-	[WORKLOAD_PARALLEL] = "T: threads",
-	[WORKLOAD_SORT] = "len: items of 8 bytes",
-	[WORKLOAD_XTHREAD] = "producer + consumer threads",
+    [WORKLOAD_HELD] = "N: blocks held at once",
+    [WORKLOAD_OVERSIZE] = "N (4N allocations held at once)",
+    [WORKLOAD_LIGHTTPD] = "departure order",
+    [WORKLOAD_PARALLEL] = "T: threads",
+    [WORKLOAD_SORT] = "len: items of 8 bytes",
+    [WORKLOAD_XTHREAD] = "producer + consumer threads",
+    [WORKLOAD_PAIR] = "request size, threads",
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -120,24 +125,27 @@ static void headline(const struct row *row, char *buf, size_t size)
 
 	switch (c->workload) {
 	case WORKLOAD_HELD:
-		snprintf(buf, size,
-		         "held: N x calloc(1, %zu) held, then freed; pool of %zu "
-		         "x %zu B",
-		         c->size, c->blocks, c->block_size);
+		snprintf(
+		    buf, size,
+		    "held: N x calloc(1, %zu) held, then freed; pool of %zu "
+		    "x %zu B",
+		    c->size, c->blocks, c->block_size);
 		break;
 	case WORKLOAD_OVERSIZE:
-		snprintf(buf, size,
-		         "oversize: 2N x (calloc(1, %zu) + calloc(1, %zu)) held, "
-		         "then freed; pool of %zu x %zu B",
-		         c->size, 2 * c->size, c->blocks, c->block_size);
+		snprintf(
+		    buf, size,
+		    "oversize: 2N x (calloc(1, %zu) + calloc(1, %zu)) held, "
+		    "then freed; pool of %zu x %zu B",
+		    c->size, 2 * c->size, c->blocks, c->block_size);
 		break;
 	case WORKLOAD_LIGHTTPD:
-		snprintf(buf, size,
-		         "lighttpd: %zu %s of %zu clients x %zu x calloc(1, %zu); "
-		         "pool of %zu x %zu B",
-		         c->rolling ? c->rounds * c->clients : c->rounds,
-		         c->rolling ? "departures" : "rounds", c->clients,
-		         c->buffers, c->size, c->blocks, c->block_size);
+		snprintf(
+		    buf, size,
+		    "lighttpd: %zu %s of %zu clients x %zu x calloc(1, %zu); "
+		    "pool of %zu x %zu B",
+		    c->rolling ? c->rounds * c->clients : c->rounds,
+		    c->rolling ? "departures" : "rounds", c->clients,
+		    c->buffers, c->size, c->blocks, c->block_size);
 		break;
 	case WORKLOAD_PARALLEL:
 		snprintf(buf, size,
@@ -149,10 +157,16 @@ static void headline(const struct row *row, char *buf, size_t size)
 		snprintf(buf, size, "sort: malloc(8 x len), copy, sort, free");
 		break;
 	case WORKLOAD_XTHREAD:
+		snprintf(
+		    buf, size,
+		    "xthread: calloc(1, %zu) passed through a queue, freed "
+		    "by another thread",
+		    c->size);
+		break;
+	case WORKLOAD_PAIR:
 		snprintf(buf, size,
-		         "xthread: calloc(1, %zu) passed through a queue, freed "
-		         "by another thread",
-		         c->size);
+		         "pair: T threads malloc(size), copy size bytes, free; "
+		         "thread time per op");
 		break;
 	default:
 		snprintf(buf, size, "-");
@@ -226,7 +240,8 @@ static void chart_bars(FILE *gp, const char *dir, const struct run_info *info,
 			const struct row *row;
 			if (!(set & (1u << a)))
 				continue;
-			row = find_row(rows, count, groups[g], (enum allocator)a);
+			row =
+			    find_row(rows, count, groups[g], (enum allocator)a);
 			if (row != NULL && row->status == ROW_OK)
 				fprintf(gp, " %g %g %g", row->median, row->min,
 				        row->max);
@@ -261,8 +276,8 @@ static void chart_bars(FILE *gp, const char *dir, const struct run_info *info,
 		fprintf(gp,
 		        "%s$data using %zu:%zu:%zu%s title '%s' lc rgb '%s'",
 		        first ? "" : ", \\\n     ", column, column + 1,
-		        column + 2, first ? ":xtic(1)" : "",
-		        allocator_names[a], allocator_colours[a]);
+		        column + 2, first ? ":xtic(1)" : "", allocator_names[a],
+		        allocator_colours[a]);
 		column += 3;
 		first = 0;
 	}
@@ -291,7 +306,8 @@ static void chart_lines(FILE *gp, const char *dir, const char *name,
 			const struct row *row;
 			if (!(set & (1u << a)))
 				continue;
-			row = find_row(rows, count, groups[g], (enum allocator)a);
+			row =
+			    find_row(rows, count, groups[g], (enum allocator)a);
 			if (row == NULL || row->status != ROW_OK)
 				fprintf(gp, " ? ? ?");
 			else if (operations_per_second)
@@ -332,21 +348,170 @@ static void chart_lines(FILE *gp, const char *dir, const char *name,
 			        group_x(group_first(rows, count, groups[g])));
 		fprintf(gp, ")\n");
 	}
-	fprintf(gp, "set xlabel '%s'\nset offsets graph 0.03, graph 0.03, "
-	            "0, 0\nplot ",
+	fprintf(gp,
+	        "set xlabel '%s'\nset offsets graph 0.03, graph 0.03, "
+	        "0, 0\nplot ",
 	        sweep_axis[workload]);
 	for (a = 0; a < ALLOCATOR_COUNT; a++) {
 		if (!(set & (1u << a)))
 			continue;
-		fprintf(gp,
-		        "%s$data using 1:%zu:%zu:%zu with yerrorlines lw 2 pt 7 "
-		        "ps 0.8 lc rgb '%s' title '%s'",
-		        first ? "" : ", \\\n     ", column, column + 1,
-		        column + 2, allocator_colours[a], allocator_names[a]);
+		fprintf(
+		    gp,
+		    "%s$data using 1:%zu:%zu:%zu with yerrorlines lw 2 pt 7 "
+		    "ps 0.8 lc rgb '%s' title '%s'",
+		    first ? "" : ", \\\n     ", column, column + 1, column + 2,
+		    allocator_colours[a], allocator_names[a]);
 		column += 3;
 		first = 0;
 	}
 	fprintf(gp, "\n");
+}
+
+/* ------------------------------------------------------------ latency */
+
+/* A file name's part from a case's label: "fixed order" -> "fixed-order",
+ * "N=50" -> "N-50". */
+static void label_slug(const char *label, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (; *label != '\0' && n + 1 < size; label++)
+		buf[n++] = isalnum((unsigned char)*label) || *label == '+'
+		               ? *label
+		               : '-';
+	buf[n] = '\0';
+}
+
+/* One line of the percentile chart: x = the number of nines of the
+ * quantile (-log10(1 - q)), y = ns, from p50 to the largest call. */
+static void latency_series(FILE *gp, const struct latency_histogram *h,
+                           double ticks_per_ns)
+{
+	double top = log10((double)h->count), x;
+
+	for (x = log10(2.0); x < top; x += 0.05)
+		fprintf(gp, "%g %g\n", x,
+		        latency_quantile(h, 1 - pow(10, -x)) / ticks_per_ns);
+	fprintf(gp, "%g %g\n", top > log10(2.0) ? top : log10(2.0),
+	        (double)h->max / ticks_per_ns);
+}
+
+/* The range of a case's percentile lines, ns: the least p50 and the
+ * slowest call, of either side. */
+static void latency_range(const struct row *rows, size_t count, size_t group,
+                          double ticks_per_ns, double *lo, double *hi)
+{
+	size_t i;
+	int side;
+
+	*lo = 0;
+	*hi = 0;
+	for (i = 0; i < count; i++)
+		for (side = 0; side < LATENCY_SIDES; side++) {
+			const struct latency_histogram *h =
+			    rows[i].latency[side];
+			double p50;
+
+			if (rows[i].group != group || h == NULL ||
+			    rows[i].status != ROW_OK)
+				continue;
+			p50 = latency_quantile(h, 0.5) / ticks_per_ns;
+			if (*lo == 0 || p50 < *lo)
+				*lo = p50;
+			if ((double)h->max / ticks_per_ns > *hi)
+				*hi = (double)h->max / ticks_per_ns;
+		}
+}
+
+/* The percentiles of one case's calls, allocation and free side by side
+ * on the same scales, one line per allocator, both axes logarithmic. */
+static void chart_latency(FILE *gp, const char *dir,
+                          const struct run_info *info, const struct row *rows,
+                          size_t count, size_t group)
+{
+	const struct row *leader = group_first(rows, count, group);
+	char name[96], slug[48], head[256];
+	double lo, hi;
+	size_t i;
+	int side, first;
+
+	label_slug(leader->label, slug, sizeof(slug));
+	snprintf(name, sizeof(name), "latency-%s-%s",
+	         workload_names[leader->c.workload], slug);
+	terminal(gp, dir, name);
+	for (i = 0; i < count; i++)
+		for (side = 0; side < LATENCY_SIDES; side++) {
+			if (rows[i].group != group ||
+			    rows[i].status != ROW_OK ||
+			    rows[i].latency[side] == NULL)
+				continue;
+			fprintf(gp, "$%s_%zu << EOD\n",
+			        latency_side_names[side], i);
+			latency_series(gp, rows[i].latency[side],
+			               info->timer.ticks_per_ns);
+			fprintf(gp, "EOD\n");
+		}
+	headline(leader, head, sizeof(head));
+	latency_range(rows, count, group, info->timer.ticks_per_ns, &lo, &hi);
+	/* Room for the key above the lines. */
+	fprintf(gp, "set yrange [%g:%g]\n", lo / 1.5, hi * 30);
+	fprintf(gp,
+	        "set multiplot layout 1,2 title \"%s, %s: the time of one "
+	        "call\\n{/*0.8 all %zu counted runs; %s, %ld CPUs; the "
+	        "timer's own %.0f ns included}\"\n"
+	        "set logscale y\n"
+	        "set xrange [0.2:*]\n"
+	        "set xtics ('p50' 0.301, 'p90' 1, 'p99' 2, 'p99.9' 3, "
+	        "'p99.99' 4, 'p99.999' 5, 'p99.9999' 6)\n"
+	        "set xlabel 'percentile (the last point of a line: the "
+	        "slowest call)'\n"
+	        "set ylabel 'ns (log scale)'\n"
+	        "set format y '10^{%%L}'\n"
+	        "set key inside left top Left reverse\n"
+	        /* The same plot area in both halves, whatever the labels. */
+	        "set lmargin 12\nset rmargin 3\n",
+	        head, leader->label, info->options->runs, info->cpu, info->cpus,
+	        info->timer.empty_p50 / info->timer.ticks_per_ns);
+	for (side = 0; side < LATENCY_SIDES; side++) {
+		fprintf(gp, "set title '%s'\nplot ",
+		        side == LATENCY_ALLOC ? "allocation" : "free");
+		first = 1;
+		for (i = 0; i < count; i++) {
+			if (rows[i].group != group ||
+			    rows[i].status != ROW_OK ||
+			    rows[i].latency[side] == NULL)
+				continue;
+			fprintf(gp,
+			        "%s$%s_%zu using 1:2 with lines lw 2 lc rgb "
+			        "'%s' title '%s'",
+			        first ? "" : ", \\\n     ",
+			        latency_side_names[side], i,
+			        allocator_colours[rows[i].c.allocator],
+			        allocator_names[rows[i].c.allocator]);
+			first = 0;
+		}
+		fprintf(gp, "\n");
+	}
+	fprintf(gp, "unset multiplot\n");
+	fprintf(stderr, "bench: wrote %s/%s.png\n", dir, name);
+}
+
+/* Every case with --latency's histograms gets its chart. */
+static void charts_latency(FILE *gp, const char *dir,
+                           const struct run_info *info, const struct row *rows,
+                           size_t count)
+{
+	size_t i, last_group = (size_t)-1;
+
+	if (!info->timer.measured)
+		return;
+	for (i = 0; i < count; i++)
+		if (rows[i].group != last_group &&
+		    rows[i].latency[LATENCY_ALLOC] != NULL) {
+			chart_latency(gp, dir, info, rows, count,
+			              rows[i].group);
+			last_group = rows[i].group;
+		}
 }
 
 /* ------------------------------------------------------------ entry */
@@ -378,7 +543,7 @@ int plot_all(const char *dir, const struct run_info *info,
 	gp = popen(gnuplot, "w");
 	if (gp == NULL) {
 		fprintf(stderr, "bench: cannot run %s: %s\n", gnuplot,
-		            strerror(errno));
+		        strerror(errno));
 		return -1;
 	}
 	for (w = 0; w < WORKLOAD_COUNT; w++) {
@@ -387,10 +552,11 @@ int plot_all(const char *dir, const struct run_info *info,
 		    measured_allocators(rows, count, (enum workload)w) == 0)
 			continue;
 		if (w == WORKLOAD_SORT)
-			chart_lines(gp, dir, workload_names[w], info, rows, count,
-			            (enum workload)w, 0);
+			chart_lines(gp, dir, workload_names[w], info, rows,
+			            count, (enum workload)w, 0);
 		else
-			chart_bars(gp, dir, info, rows, count, (enum workload)w);
+			chart_bars(gp, dir, info, rows, count,
+			           (enum workload)w);
 		if (w == WORKLOAD_PARALLEL || w == WORKLOAD_XTHREAD) {
 			snprintf(name, sizeof(name), "%s-threads",
 			         workload_names[w]);
@@ -400,6 +566,7 @@ int plot_all(const char *dir, const struct run_info *info,
 		fprintf(stderr, "bench: wrote %s/%s.png\n", dir,
 		        workload_names[w]);
 	}
+	charts_latency(gp, dir, info, rows, count);
 	status = pclose(gp);
 	if (status != 0) {
 		fprintf(stderr, "bench: gnuplot failed (status %d)\n", status);

@@ -123,7 +123,7 @@ void row_describe(const struct row *row, char *buf, size_t size)
 	case WORKLOAD_HTTP:
 		snprintf(
 		    buf, size,
-		    "examples/httpd --threads=%zu --allocator=X (its own "
+		    "bench/httpd --threads=%zu --allocator=X (its own "
 		    "process, peers as httpd-tcmalloc ...), loaded for %g s "
 		    "by wrk -t%d -c%zu (keep-alive) with GET /bytes/%zu; op "
 		    "= one request; latency percentiles from wrk (p99.9 by a "
@@ -141,6 +141,17 @@ void row_describe(const struct row *row, char *buf, size_t size)
 		    "per-thread), glibc = --allocator=system; MB = 10^6 B; "
 		    "CPU = user + system of curl-pool per GB (10^9 B)",
 		    c->size >> 20);
+		break;
+	case WORKLOAD_PAIR:
+		snprintf(
+		    buf, size,
+		    "T threads, each for %g s: malloc(%zu), copy %zu bytes "
+		    "in (no zeroing), read the last 8, free; pool of %zu x "
+		    "%zu B blocks shared (POOL_SINGLE: one per thread); op "
+		    "= one malloc and its free, ns/op = thread time (wall "
+		    "time x T / ops of all threads), overhead = ns/op - the "
+		    "floor's",
+		    c->duration, c->size, c->size, c->blocks, c->block_size);
 		break;
 	case WORKLOAD_XTHREAD:
 		snprintf(
@@ -258,14 +269,11 @@ static const char *allocator_symbols(const struct row *rows, size_t count,
 	return buf;
 }
 
-static void table_header(FILE *out, const struct run_info *info,
-                         const struct row *rows, size_t count)
+/* What was measured where, and how: the machine, the command, the
+ * method and what the columns mean. */
+static void header_method(FILE *out, const struct run_info *info)
 {
 	const struct options *o = info->options;
-	char list[LIST_MAX * 24];
-	int printed[ALLOCATOR_COUNT] = {0};
-	char symbols[96];
-	size_t i;
 
 	fprintf(out, "shiftpool %s benchmark, %s\n", SHIFTPOOL_VERSION_STRING,
 	        info->date);
@@ -281,11 +289,18 @@ static void table_header(FILE *out, const struct run_info *info,
 	        "method:     every run of every row is a process of its "
 	        "own, linked with that allocator only;\n"
 	        "            %zu warm-up + %zu counted runs per row, "
-	        "allocators interleaved run by run;\n"
-	        "            each process: set-up and pool_init() "
-	        "untimed, one untimed warm-up pass,\n"
-	        "            then the timed region (CLOCK_MONOTONIC).\n",
+	        "allocators interleaved run by run;\n",
 	        o->warmup, o->runs);
+	if (o->cold)
+		fprintf(out, "            each process (--cold, the seed's "
+		             "method): set-up and pool_init() untimed,\n"
+		             "            then at once one timed pass "
+		             "(CLOCK_MONOTONIC), no warm-up pass.\n");
+	else
+		fprintf(out, "            each process: set-up and pool_init() "
+		             "untimed, one untimed warm-up pass,\n"
+		             "            then the timed region "
+		             "(CLOCK_MONOTONIC).\n");
 	fprintf(out, "columns:    ns/op median [min .. max] of the counted "
 	             "runs; ops/s = 1e9 / median;\n"
 	             "            x glibc, x tcmalloc, x floor: this row's "
@@ -295,13 +310,44 @@ static void table_header(FILE *out, const struct run_info *info,
 	             "            fallback: share of a pool's allocations "
 	             "served by its fallback (glibc);\n"
 	             "            from: the shared object whose entry point "
-	             "the row called (dladdr).\n");
+	             "the row called (dladdr);\n"
+	             "            faults: minor page faults of the row's "
+	             "process in the timed region, median.\n");
+	if (o->workloads & (1u << WORKLOAD_PAIR))
+		fprintf(out, "            pair: ns/op is thread time (wall "
+		             "time x threads / ops), ops/s per thread;\n"
+		             "            overhead = ns/op - the floor's, "
+		             "what the allocator adds to the copy.\n");
 	if (o->workloads & ((1u << WORKLOAD_HTTP) | (1u << WORKLOAD_CURL)))
 		fprintf(out,
 		        "            http, curl: whole programs, one process "
 		        "per run; rates (req/s, MB/s) are\n"
 		        "            medians [min .. max], x glibc = this "
 		        "row's rate / glibc's (above 1: faster).\n");
+}
+
+/* --latency: the timer, as measured before the runs. */
+static void header_timer(FILE *out, const struct timer_info *timer)
+{
+	if (!timer->measured)
+		return;
+	fprintf(out,
+	        "timer:      %s, %.4f ticks per ns (against "
+	        "CLOCK_MONOTONIC), steady: %s;\n"
+	        "            an empty timed region reads %.0f ticks (%.1f ns) "
+	        "at p50, %.0f at least.\n",
+	        LATENCY_TIMER, timer->ticks_per_ns,
+	        timer->invariant_tsc ? "yes" : "NO (ticks may drift)",
+	        timer->empty_p50, timer->empty_p50 / timer->ticks_per_ns,
+	        timer->empty_min);
+}
+
+/* Every parameter, in the options' own spelling, so that the run can be
+ * repeated from its output. */
+static void header_parameters(FILE *out, const struct options *o)
+{
+	char list[LIST_MAX * 24];
+
 	format_list(&o->n, ",", list, sizeof(list));
 	fprintf(out,
 	        "parameters: --seed=%" PRIu64 " --runs=%zu --warmup=%zu "
@@ -310,7 +356,10 @@ static void table_header(FILE *out, const struct run_info *info,
 	format_list(&o->len, ",", list, sizeof(list));
 	fprintf(out, " --len=%s", list);
 	format_list(&o->threads, ",", list, sizeof(list));
-	fprintf(out, " --threads=%s\n            --block-size=", list);
+	fprintf(out, " --threads=%s", list);
+	format_list(&o->sizes, ",", list, sizeof(list));
+	fprintf(out, " --sizes=%s%s%s\n            --block-size=", list,
+	        o->cold ? " --cold" : "", o->latency ? " --latency" : "");
 	print_size_or(out, o->block_size, "default");
 	fprintf(out, " --blocks=");
 	print_size_or(out, o->blocks, "default");
@@ -331,6 +380,41 @@ static void table_header(FILE *out, const struct run_info *info,
 	        o->quick
 	            ? "\n            --quick: a smoke run, not a measurement"
 	            : "");
+}
+
+/* One line for the allocator of a measured row: what it called, from
+ * which object, and the pool's fallback. */
+static void header_allocator(FILE *out, const struct row *row,
+                             const struct row *rows, size_t count)
+{
+	enum allocator a = row->c.allocator;
+	char symbols[96];
+
+	if (strcmp(row->symbol, "none") == 0)
+		fprintf(out, "  %-16s no allocator (%s)\n", allocator_names[a],
+		        a == ALLOCATOR_STACK
+		            ? "alloca"
+		            : "preallocated memory, the same bytes");
+	else
+		fprintf(
+		    out, "  %-16s %s/%s from %s, %s\n", allocator_names[a],
+		    allocator_symbols(rows, count, a, symbols, sizeof(symbols)),
+		    row->free_symbol, row->source, row->version);
+	if (strcmp(row->fallback_source, "none") != 0)
+		fprintf(out, "  %-16s fallback %s from %s\n", "",
+		        row->fallback_symbol, row->fallback_source);
+	if (a == ALLOCATOR_GLIBC_NOTRIM)
+		fprintf(out, "  %-16s in its environment only: %s\n", "",
+		        row->note);
+}
+
+/* The allocators of the bench workers' rows, measured ones first, then
+ * those configure did not find. */
+static void header_allocators(FILE *out, const struct row *rows, size_t count)
+{
+	int printed[ALLOCATOR_COUNT] = {0};
+	size_t i, j;
+
 	for (i = 0; i < count; i++)
 		if (!workload_is_external(rows[i].c.workload))
 			break;
@@ -338,31 +422,15 @@ static void table_header(FILE *out, const struct run_info *info,
 		fprintf(out, "allocators:\n");
 	for (i = 0; i < count; i++) {
 		const struct row *row = &rows[i];
-		enum allocator a = row->c.allocator;
 
 		/* http, curl: the from/program column says it. */
-		if (printed[a] || row->runs == 0 ||
+		if (printed[row->c.allocator] || row->runs == 0 ||
 		    workload_is_external(row->c.workload))
 			continue;
-		printed[a] = 1;
-		if (strcmp(row->symbol, "none") == 0)
-			fprintf(out, "  %-16s no allocator (%s)\n",
-			        allocator_names[a],
-			        a == ALLOCATOR_STACK
-			            ? "alloca"
-			            : "preallocated memory, the same bytes");
-		else
-			fprintf(out, "  %-16s %s/%s from %s, %s\n",
-			        allocator_names[a],
-			        allocator_symbols(rows, count, a, symbols,
-			                          sizeof(symbols)),
-			        row->free_symbol, row->source, row->version);
-		if (strcmp(row->fallback_source, "none") != 0)
-			fprintf(out, "  %-16s fallback %s from %s\n", "",
-			        row->fallback_symbol, row->fallback_source);
+		printed[row->c.allocator] = 1;
+		header_allocator(out, row, rows, count);
 	}
-	for (i = 0; i < ALLOCATOR_COUNT; i++) {
-		size_t j;
+	for (i = 0; i < ALLOCATOR_COUNT; i++)
 		for (j = 0; j < count && !printed[i]; j++)
 			if (rows[j].c.allocator == i &&
 			    rows[j].status == ROW_NOT_BUILT) {
@@ -372,7 +440,15 @@ static void table_header(FILE *out, const struct run_info *info,
 				        allocator_names[i]);
 				printed[i] = 1;
 			}
-	}
+}
+
+static void table_header(FILE *out, const struct run_info *info,
+                         const struct row *rows, size_t count)
+{
+	header_method(out, info);
+	header_timer(out, &info->timer);
+	header_parameters(out, info->options);
+	header_allocators(out, rows, count);
 	if (info->unoptimized)
 		fprintf(out,
 		        "WARNING: workers were built without optimisation; "
@@ -390,14 +466,25 @@ struct column {
 	int width;
 };
 
-#define COLUMNS_MAX 11
+#define COLUMNS_MAX 13
 
-/* A row's cells: cell[i] points into text[i] unless set elsewhere. */
+/* A row's cells: cell[i] points into text[i] unless set elsewhere; next
+ * is the cell next_cell() gives. */
 struct cells {
 	const char *cell[COLUMNS_MAX];
 	char text[COLUMNS_MAX][48];
 	char from[256];
+	size_t next;
 };
+
+#define CELL_SIZE sizeof(((struct cells *)0)->text[0])
+
+/* The next cell of a row, to write its text into. */
+static char *next_cell(struct cells *t)
+{
+	t->cell[t->next] = t->text[t->next];
+	return t->text[t->next++];
+}
 
 /* How one workload's table looks and how a row's cells are made; the
  * first two columns, case and allocator, are common to all. */
@@ -417,27 +504,45 @@ static void format_range(const char *lo, const char *hi, char *buf, size_t size)
 	snprintf(buf, size, " [%s .. %s]", lo, hi);
 }
 
+/* A count: exact below a million, then 1.2M. */
+static void format_count(double count, char *buf, size_t size)
+{
+	if (count >= 1e6)
+		snprintf(buf, size, "%.1fM", count / 1e6);
+	else
+		snprintf(buf, size, "%.0f", count);
+}
+
+/* The bench workers' rows; pair's also have the overhead. */
 static void local_cells(const struct row *row, struct cells *t)
 {
 	char lo[16], hi[16];
 
-	format_ns(row->median, t->text[2], sizeof(t->text[2]));
+	format_ns(row->median, next_cell(t), CELL_SIZE);
 	format_ns(row->min, lo, sizeof(lo));
 	format_ns(row->max, hi, sizeof(hi));
-	format_range(lo, hi, t->text[3], sizeof(t->text[3]));
-	format_rate(1e9 / row->median, t->text[4], sizeof(t->text[4]));
-	format_ratio(row->vs_glibc, t->text[5], sizeof(t->text[5]));
-	format_ratio(row->vs_tcmalloc, t->text[6], sizeof(t->text[6]));
-	format_ratio(row->vs_floor, t->text[7], sizeof(t->text[7]));
-	snprintf(t->text[8], sizeof(t->text[8]), "%.1f", rss_mib(row));
+	format_range(lo, hi, next_cell(t), CELL_SIZE);
+	if (row->c.workload == WORKLOAD_PAIR) {
+		if (row->has_overhead)
+			snprintf(next_cell(t), CELL_SIZE, "%.2f",
+			         row->overhead);
+		else
+			snprintf(next_cell(t), CELL_SIZE, "-");
+	}
+	format_count(row->faults_median, next_cell(t), CELL_SIZE);
+	format_rate(1e9 / row->median, next_cell(t), CELL_SIZE);
+	format_ratio(row->vs_glibc, next_cell(t), CELL_SIZE);
+	format_ratio(row->vs_tcmalloc, next_cell(t), CELL_SIZE);
+	format_ratio(row->vs_floor, next_cell(t), CELL_SIZE);
+	snprintf(next_cell(t), CELL_SIZE, "%.1f", rss_mib(row));
 	if (is_pool(row->c.allocator))
-		snprintf(t->text[9], sizeof(t->text[9]), "%.1f%%",
+		snprintf(next_cell(t), CELL_SIZE, "%.1f%%",
 		         fallback_share(row));
 	else
-		snprintf(t->text[9], sizeof(t->text[9]), "-");
+		snprintf(next_cell(t), CELL_SIZE, "-");
 	snprintf(t->from, sizeof(t->from), "%s%s%s", row->source,
 	         row->note ? "; " : "", row->note ? row->note : "");
-	t->cell[10] = t->from;
+	t->cell[t->next++] = t->from;
 }
 
 /* http, curl: rates, not times; the slowest run's rate is the min. */
@@ -481,10 +586,19 @@ static void curl_cells(const struct row *row, struct cells *t)
 }
 
 static const struct column local_columns[] = {
-    {"case", -14},          {"allocator", -16}, {"ns/op", 9},
-    {" [min .. max]", -21}, {"ops/s", 8},       {"x glibc", 7},
-    {"x tcmalloc", 9},      {"x floor", 7},     {"RSS MiB", 8},
-    {"fallback", 8},        {"from", 0},
+    {"case", -14},  {"allocator", -16}, {"ns/op", 9},    {" [min .. max]", -21},
+    {"faults", 8},  {"ops/s", 8},       {"x glibc", 7},  {"x tcmalloc", 9},
+    {"x floor", 7}, {"RSS MiB", 8},     {"fallback", 8}, {"from", 0},
+};
+
+static const struct column pair_columns[] = {
+    {"case", -14},     {"allocator", -16},
+    {"ns/op", 9},      {" [min .. max]", -21},
+    {"overhead", 8},   {"faults", 8},
+    {"ops/s", 8},      {"x glibc", 7},
+    {"x tcmalloc", 9}, {"x floor", 7},
+    {"RSS MiB", 8},    {"fallback", 8},
+    {"from", 0},
 };
 
 static const struct column http_columns[] = {
@@ -506,6 +620,8 @@ static const struct column curl_columns[] = {
 
 static const struct table_kind local_table =
     TABLE_KIND(local_columns, local_cells);
+static const struct table_kind pair_table =
+    TABLE_KIND(pair_columns, local_cells);
 static const struct table_kind http_table =
     TABLE_KIND(http_columns, http_cells);
 static const struct table_kind curl_table =
@@ -527,6 +643,7 @@ static void table_rows(FILE *out, const struct row *rows, size_t count,
 {
 	const struct table_kind *kind = w == WORKLOAD_HTTP   ? &http_table
 	                                : w == WORKLOAD_CURL ? &curl_table
+	                                : w == WORKLOAD_PAIR ? &pair_table
 	                                                     : &local_table;
 	const struct column *columns = kind->columns;
 	size_t i, j, last_group = (size_t)-1;
@@ -555,8 +672,68 @@ static void table_rows(FILE *out, const struct row *rows, size_t count,
 		}
 		for (j = 0; j < kind->count; j++)
 			t.cell[j] = t.text[j];
+		t.next = 2;
 		kind->fill(row, &t);
 		table_line(out, columns + 2, kind->count - 2, t.cell + 2);
+	}
+}
+
+/* Whether a workload has rows with --latency's histograms. */
+static int has_latency(const struct row *rows, size_t count, enum workload w)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		if (rows[i].c.workload == w && rows[i].status == ROW_OK &&
+		    rows[i].latency[LATENCY_ALLOC] != NULL)
+			return 1;
+	return 0;
+}
+
+/* --latency: a line per row and side (allocation, free), ns. */
+static void latency_table(FILE *out, const struct row *rows, size_t count,
+                          enum workload w)
+{
+	static const struct column columns[] = {
+	    {"case", -14}, {"allocator", -16}, {"call", -5},
+	    {"p50", 8},    {"p99", 8},         {"p99.9", 8},
+	    {"p99.99", 8}, {"max", 9},         {"calls", 0},
+	};
+	const size_t n = sizeof(columns) / sizeof(columns[0]);
+	size_t i, j, last_group = (size_t)-1;
+	struct cells t;
+	int side, k;
+
+	if (!has_latency(rows, count, w))
+		return;
+	fprintf(out, "  latency of one call, ns (the timer's own cost "
+	             "included), all counted runs:\n");
+	for (j = 0; j < n; j++)
+		t.cell[j] = columns[j].title;
+	table_line(out, columns, n, t.cell);
+	for (i = 0; i < count; i++) {
+		const struct row *row = &rows[i];
+
+		if (row->c.workload != w || row->status != ROW_OK ||
+		    row->latency[LATENCY_ALLOC] == NULL)
+			continue;
+		for (side = 0; side < LATENCY_SIDES; side++) {
+			t.next = 0;
+			snprintf(next_cell(&t), CELL_SIZE, "%s",
+			         row->group != last_group ? row->label : "");
+			snprintf(next_cell(&t), CELL_SIZE, "%s",
+			         side == 0 ? allocator_names[row->c.allocator]
+			                   : "");
+			snprintf(next_cell(&t), CELL_SIZE, "%s",
+			         latency_side_names[side]);
+			for (k = 0; k < LATENCY_POINTS; k++)
+				format_ns(row->latency_ns[side][k],
+				          next_cell(&t), CELL_SIZE);
+			snprintf(next_cell(&t), CELL_SIZE, "%" PRIu64,
+			         row->latency[side]->count);
+			table_line(out, columns, n, t.cell);
+			last_group = row->group;
+		}
 	}
 }
 
@@ -589,6 +766,7 @@ void report_table(FILE *out, const struct run_info *info,
 			fprintf(out, "\n");
 		}
 		table_rows(out, rows, count, (enum workload)w);
+		latency_table(out, rows, count, (enum workload)w);
 	}
 	fprintf(out, "\n%zu rows, measured in %.0f s%s\n", count, info->seconds,
 	        info->failed ? "; SOME ROWS FAILED" : "");
@@ -674,6 +852,16 @@ static void field_size(FILE *out, enum format f, const char *key, size_t value)
 	fprintf(out, "%zu", value);
 }
 
+/* JSON true or false, CSV 1 or 0. */
+static void field_bool(FILE *out, enum format f, const char *key, int value)
+{
+	field_key(out, f, key, 0);
+	if (f == FORMAT_JSON)
+		fputs(value ? "true" : "false", out);
+	else
+		fprintf(out, "%d", value ? 1 : 0);
+}
+
 /* The row's workload, case, allocator, status, message and note. */
 static void row_identity(FILE *out, enum format f, const struct row *row)
 {
@@ -741,15 +929,12 @@ static void case_fields(FILE *out, enum format f, const struct bench_case *c)
 			if (text[k] == ',')
 				text[k] = ';';
 	field_text(out, f, "order", 0, text);
-	field_key(out, f, "rolling", 0);
-	if (f == FORMAT_JSON)
-		fputs(c->rolling ? "true" : "false", out);
-	else
-		fprintf(out, "%d", c->rolling);
+	field_bool(out, f, "rolling", c->rolling);
 	field_size(out, f, "queue_depth", c->queue_depth);
 	field_size(out, f, "repeat", c->repeat);
 	field_key(out, f, "duration_s", 0);
 	fprintf(out, "%g", c->duration);
+	field_bool(out, f, "cold", c->cold);
 }
 
 /* The counted runs' ns per operation. */
@@ -764,30 +949,93 @@ static void print_samples(FILE *out, const struct row *row,
 
 /* ------------------------------------------------------------ CSV */
 
-void report_csv(FILE *out, const struct run_info *info, const struct row *rows,
-                size_t count)
-{
-	size_t i;
+/* The keys of the latency points in CSV and JSON. */
+static const char *const latency_keys[LATENCY_POINTS] = {"p50", "p99", "p999",
+                                                         "p9999", "max"};
 
-	(void)info;
+static void csv_header(FILE *out)
+{
+	int side, k;
+
 	fputs("workload,case,allocator,status,message,note,runs,"
 	      "ns_per_op_median,ns_per_op_min,ns_per_op_max,ops_per_s,"
 	      "vs_glibc,vs_tcmalloc,vs_floor,peak_rss_kib,pool_allocs,"
 	      "fallback_allocs,checksum,symbol,source,free_symbol,free_source,"
 	      "fallback_symbol,fallback_source,version,seed,size,block_size,"
 	      "blocks,n,len,lens,threads,clients,buffers,rounds,order,rolling,"
-	      "queue_depth,repeat,duration_s,ops_per_run,samples_ns_per_op,"
-	      "command,latency_p50_us,latency_p99_us,latency_p999_us,"
-	      "cpu_s_per_gb,allocations,flow_allocations\n",
+	      "queue_depth,repeat,duration_s,cold,ops_per_run,"
+	      "samples_ns_per_op,command,latency_p50_us,latency_p99_us,"
+	      "latency_p999_us,cpu_s_per_gb,allocations,flow_allocations,"
+	      "minor_faults,minor_faults_runs,overhead_ns",
 	      out);
+	for (side = 0; side < LATENCY_SIDES; side++) {
+		for (k = 0; k < LATENCY_POINTS; k++)
+			fprintf(out, ",%s_%s_ns", latency_side_names[side],
+			        latency_keys[k]);
+		fprintf(out, ",%s_calls", latency_side_names[side]);
+	}
+	fputc('\n', out);
+}
+
+/* The figures of http and curl rows; empty fields for the others. */
+static void csv_external(FILE *out, const struct row *row)
+{
+	int ok = row->status == ROW_OK;
+
+	if (ok && row->c.workload == WORKLOAD_HTTP)
+		fprintf(out, ",%.0f,%.0f,%.0f,,%" PRIu64 ",",
+		        row->metric_median[METRIC_P50_US],
+		        row->metric_median[METRIC_P99_US],
+		        row->metric_median[METRIC_P999_US], row->allocs);
+	else if (ok && row->c.workload == WORKLOAD_CURL)
+		fprintf(out, ",,,,%.4f,%" PRIu64 ",%" PRIu64,
+		        row->metric_median[METRIC_CPU_S_PER_GB], row->allocs,
+		        row->flow_allocs);
+	else
+		fputs(",,,,,,", out);
+}
+
+/* Page faults, pair's overhead and --latency's percentiles; empty where
+ * a row has none. */
+static void csv_faults_latency(FILE *out, const struct row *row)
+{
+	int ok = row->status == ROW_OK, side, k;
+	size_t run;
+
+	if (ok && !workload_is_external(row->c.workload))
+		fprintf(out, ",%.0f,", row->faults_median);
+	else
+		fputs(",,", out);
+	for (run = 0; run < row->runs; run++)
+		fprintf(out, "%s%.0f", run ? ";" : "", row->faults[run]);
+	if (ok && row->has_overhead)
+		fprintf(out, ",%.3f", row->overhead);
+	else
+		fputc(',', out);
+	for (side = 0; side < LATENCY_SIDES; side++) {
+		if (!ok || row->latency[side] == NULL) {
+			fputs(",,,,,,", out);
+			continue;
+		}
+		for (k = 0; k < LATENCY_POINTS; k++)
+			fprintf(out, ",%.1f", row->latency_ns[side][k]);
+		fprintf(out, ",%" PRIu64, row->latency[side]->count);
+	}
+}
+
+void report_csv(FILE *out, const struct run_info *info, const struct row *rows,
+                size_t count)
+{
+	size_t i;
+
+	(void)info;
+	csv_header(out);
 	for (i = 0; i < count; i++) {
 		const struct row *row = &rows[i];
-		const struct bench_case *c = &row->c;
-		int ok = row->status == ROW_OK;
 
 		row_identity(out, FORMAT_CSV, row);
 		fprintf(out, ",%zu,", row->runs);
-		if (ok)
+		if (row->status == ROW_OK)
 			fprintf(out, "%.3f,%.3f,%.3f,%.0f,%.4f,%.4f,%.4f,",
 			        row->median, row->min, row->max,
 			        1e9 / row->median, row->vs_glibc,
@@ -799,23 +1047,13 @@ void report_csv(FILE *out, const struct run_info *info, const struct row *rows,
 		        row->fallback_allocs, row->checksum);
 		row_source_fields(out, FORMAT_CSV, row);
 		fputc(',', out);
-		case_fields(out, FORMAT_CSV, c);
+		case_fields(out, FORMAT_CSV, &row->c);
 		fprintf(out, ",%" PRIu64 ",", row->runs ? row->ops[0] : 0);
 		print_samples(out, row, ";");
 		fputc(',', out);
 		csv_string(out, row->command);
-		if (ok && c->workload == WORKLOAD_HTTP)
-			fprintf(out, ",%.0f,%.0f,%.0f,,%" PRIu64 ",",
-			        row->metric_median[METRIC_P50_US],
-			        row->metric_median[METRIC_P99_US],
-			        row->metric_median[METRIC_P999_US],
-			        row->allocs);
-		else if (ok && c->workload == WORKLOAD_CURL)
-			fprintf(out, ",,,,%.4f,%" PRIu64 ",%" PRIu64,
-			        row->metric_median[METRIC_CPU_S_PER_GB],
-			        row->allocs, row->flow_allocs);
-		else
-			fputs(",,,,,,", out);
+		csv_external(out, row);
+		csv_faults_latency(out, row);
 		fputc('\n', out);
 	}
 }
@@ -830,13 +1068,9 @@ static void json_ok_number(FILE *out, const char *key, int first,
 	json_number(out, row->status == ROW_OK ? value : 0);
 }
 
-void report_json(FILE *out, const struct run_info *info, const struct row *rows,
-                 size_t count)
+/* The run as a whole: what, when, the command and the machine. */
+static void json_run(FILE *out, const struct run_info *info)
 {
-	const struct options *o = info->options;
-	char description[640];
-	size_t i, k;
-
 	fprintf(out, "{\n  \"benchmark\": \"shiftpool bench\",\n  ");
 	field_text(out, FORMAT_JSON, "shiftpool_version", 1,
 	           SHIFTPOOL_VERSION_STRING);
@@ -853,13 +1087,20 @@ void report_json(FILE *out, const struct run_info *info, const struct row *rows,
 	field_text(out, FORMAT_JSON, "load_before", 0, info->load_before);
 	field_text(out, FORMAT_JSON, "load_after", 0, info->load_after);
 	fprintf(out, "},\n");
+}
+
+static void json_method(FILE *out, const struct run_info *info)
+{
+	const struct options *o = info->options;
+
 	fprintf(out,
 	        "  \"method\": {\"process_per_run\": true, \"warmup_runs\": "
 	        "%zu, \"counted_runs\": %zu, \"interleaved\": true, \"clock\": "
 	        "\"CLOCK_MONOTONIC\", \"statistic\": \"median\", "
-	        "\"seconds\": %.1f, \"quick\": %s, \"optimized\": %s, "
-	        "\"sanitized\": %s},\n",
+	        "\"seconds\": %.1f, \"quick\": %s, \"cold\": %s, "
+	        "\"optimized\": %s, \"sanitized\": %s",
 	        o->warmup, o->runs, info->seconds, o->quick ? "true" : "false",
+	        o->cold ? "true" : "false",
 	        info->unoptimized ? "false" : "true",
 #ifdef BENCH_SANITIZED
 	        "true"
@@ -867,6 +1108,24 @@ void report_json(FILE *out, const struct run_info *info, const struct row *rows,
 	        "false"
 #endif
 	);
+	if (info->timer.measured)
+		fprintf(out,
+		        ", \"timer\": {\"kind\": \"%s\", \"ticks_per_ns\": "
+		        "%.6f, \"empty_region_p50_ticks\": %.0f, "
+		        "\"empty_region_min_ticks\": %.0f, \"steady\": %s, "
+		        "\"histogram\": \"log-linear, %u buckets per power of "
+		        "two\"}",
+		        LATENCY_TIMER, info->timer.ticks_per_ns,
+		        info->timer.empty_p50, info->timer.empty_min,
+		        info->timer.invariant_tsc ? "true" : "false",
+		        LATENCY_SUB);
+	fprintf(out, "},\n");
+}
+
+/* The options as given; null for a size means the workload's default,
+ * resolved in each row. */
+static void json_parameters(FILE *out, const struct options *o)
+{
 	fprintf(out,
 	        "  \"parameters\": {\"seed\": %" PRIu64 ", \"n\": ", o->seed);
 	json_list(out, &o->n);
@@ -874,7 +1133,8 @@ void report_json(FILE *out, const struct run_info *info, const struct row *rows,
 	json_list(out, &o->len);
 	fprintf(out, ", \"threads\": ");
 	json_list(out, &o->threads);
-	/* null: the workload's default, resolved in each row. */
+	fprintf(out, ", \"sizes\": ");
+	json_list(out, &o->sizes);
 	fprintf(out, ", \"block_size\": ");
 	print_size_or(out, o->block_size, "null");
 	fprintf(out, ", \"blocks\": ");
@@ -893,68 +1153,138 @@ void report_json(FILE *out, const struct run_info *info, const struct row *rows,
 		json_list(out, &o->order);
 	fprintf(out,
 	        ", \"rolling\": %s, \"queue_depth\": %zu, \"duration_s\": "
-	        "%g},\n",
-	        o->rolling ? "true" : "false", o->queue_depth, o->duration);
+	        "%g, \"cold\": %s, \"latency\": %s},\n",
+	        o->rolling ? "true" : "false", o->queue_depth, o->duration,
+	        o->cold ? "true" : "false", o->latency ? "true" : "false");
+}
+
+/* A row's times, their ratios, memory, counters and checksum. */
+static void json_row_figures(FILE *out, const struct row *row)
+{
+	size_t k;
+
+	fprintf(out, ",\n     \"ns_per_op\": {");
+	json_ok_number(out, "median", 1, row, row->median);
+	json_ok_number(out, "min", 0, row, row->min);
+	json_ok_number(out, "max", 0, row, row->max);
+	fprintf(out, ", \"runs\": [");
+	print_samples(out, row, ", ");
+	fprintf(out, "]}");
+	json_ok_number(out, "ops_per_s", 0, row, 1e9 / row->median);
+	fprintf(out, ", \"ops_per_run\": [");
+	for (k = 0; k < row->runs; k++)
+		fprintf(out, "%s%" PRIu64, k ? ", " : "", row->ops[k]);
+	fprintf(out, "],\n     ");
+	json_ok_number(out, "vs_glibc", 1, row, row->vs_glibc);
+	json_ok_number(out, "vs_tcmalloc", 0, row, row->vs_tcmalloc);
+	json_ok_number(out, "vs_floor", 0, row, row->vs_floor);
+	fprintf(out,
+	        ", \"peak_rss_kib\": %ld, \"pool_allocs\": %" PRIu64
+	        ", \"fallback_allocs\": %" PRIu64 ", \"checksum\": %" PRIu64
+	        ",\n     ",
+	        row->peak_rss_kib, row->pool_allocs, row->fallback_allocs,
+	        row->checksum);
+	if (!workload_is_external(row->c.workload)) {
+		fprintf(out, "\"minor_faults\": {\"median\": ");
+		if (row->status == ROW_OK)
+			fprintf(out, "%.0f", row->faults_median);
+		else
+			fputs("null", out);
+		fprintf(out, ", \"runs\": [");
+		for (k = 0; k < row->runs; k++)
+			fprintf(out, "%s%.0f", k ? ", " : "", row->faults[k]);
+		fprintf(out, "]}, ");
+	}
+	if (row->c.workload == WORKLOAD_PAIR) {
+		fprintf(out, "\"overhead_ns\": ");
+		if (row->status == ROW_OK && row->has_overhead)
+			fprintf(out, "%.4f", row->overhead);
+		else
+			fputs("null", out);
+		fprintf(out, ", ");
+	}
+}
+
+/* --latency: the percentiles of each side's calls, ns. */
+static void json_latency(FILE *out, const struct row *row)
+{
+	int side, k;
+
+	if (row->status != ROW_OK || row->latency[LATENCY_ALLOC] == NULL)
+		return;
+	fprintf(out, ",\n     \"latency_ns\": {");
+	for (side = 0; side < LATENCY_SIDES; side++) {
+		fprintf(out, "%s\"%s\": {", side ? ", " : "",
+		        latency_side_names[side]);
+		for (k = 0; k < LATENCY_POINTS; k++)
+			fprintf(out, "\"%s\": %.1f, ", latency_keys[k],
+			        row->latency_ns[side][k]);
+		fprintf(out, "\"calls\": %" PRIu64 "}",
+		        row->latency[side]->count);
+	}
+	fputc('}', out);
+}
+
+/* http and curl rows: their own figures, in an object of their own. */
+static void json_external(FILE *out, const struct row *row)
+{
+	const struct bench_case *c = &row->c;
+
+	if (row->status != ROW_OK)
+		return;
+	if (c->workload == WORKLOAD_HTTP)
+		fprintf(out,
+		        ",\n     \"http\": {\"requests_per_s\": %.1f, "
+		        "\"latency_us\": {\"p50\": %.0f, \"p99\": %.0f, "
+		        "\"p999\": %.0f}, \"server_allocations\": %" PRIu64
+		        ", \"wrk_threads\": %d, \"connections\": %zu, "
+		        "\"server_threads\": %zu, \"body_bytes\": %zu}",
+		        1e9 / row->median, row->metric_median[METRIC_P50_US],
+		        row->metric_median[METRIC_P99_US],
+		        row->metric_median[METRIC_P999_US], row->allocs,
+		        HTTP_WRK_THREADS, c->clients, c->threads, c->size);
+	else if (c->workload == WORKLOAD_CURL)
+		fprintf(
+		    out,
+		    ",\n     \"curl\": {\"mb_per_s\": %.1f, "
+		    "\"cpu_s_per_gb\": %.4f, \"allocations\": %" PRIu64
+		    ", \"flow_allocations\": %" PRIu64 ", \"file_bytes\": %zu}",
+		    1e9 / row->median, row->metric_median[METRIC_CPU_S_PER_GB],
+		    row->allocs, row->flow_allocs, c->size);
+}
+
+static void json_row(FILE *out, const struct row *row)
+{
+	char description[640];
+
+	fputc('{', out);
+	row_identity(out, FORMAT_JSON, row);
+	row_describe(row, description, sizeof(description));
+	fprintf(out, ",\n     ");
+	field_text(out, FORMAT_JSON, "description", 1, description);
+	json_row_figures(out, row);
+	row_source_fields(out, FORMAT_JSON, row);
+	fprintf(out, ",\n     \"parameters\": {");
+	case_fields(out, FORMAT_JSON, &row->c);
+	fprintf(out, "},\n     ");
+	field_text(out, FORMAT_JSON, "command", 1, row->command);
+	json_external(out, row);
+	json_latency(out, row);
+	fputc('}', out);
+}
+
+void report_json(FILE *out, const struct run_info *info, const struct row *rows,
+                 size_t count)
+{
+	size_t i;
+
+	json_run(out, info);
+	json_method(out, info);
+	json_parameters(out, info->options);
 	fprintf(out, "  \"failed_rows\": %d,\n  \"rows\": [", info->failed);
 	for (i = 0; i < count; i++) {
-		const struct row *row = &rows[i];
-		const struct bench_case *c = &row->c;
-
-		fprintf(out, "%s\n    {", i ? "," : "");
-		row_identity(out, FORMAT_JSON, row);
-		row_describe(row, description, sizeof(description));
-		fprintf(out, ",\n     ");
-		field_text(out, FORMAT_JSON, "description", 1, description);
-		fprintf(out, ",\n     \"ns_per_op\": {");
-		json_ok_number(out, "median", 1, row, row->median);
-		json_ok_number(out, "min", 0, row, row->min);
-		json_ok_number(out, "max", 0, row, row->max);
-		fprintf(out, ", \"runs\": [");
-		print_samples(out, row, ", ");
-		fprintf(out, "]}");
-		json_ok_number(out, "ops_per_s", 0, row, 1e9 / row->median);
-		fprintf(out, ", \"ops_per_run\": [");
-		for (k = 0; k < row->runs; k++)
-			fprintf(out, "%s%" PRIu64, k ? ", " : "", row->ops[k]);
-		fprintf(out, "],\n     ");
-		json_ok_number(out, "vs_glibc", 1, row, row->vs_glibc);
-		json_ok_number(out, "vs_tcmalloc", 0, row, row->vs_tcmalloc);
-		json_ok_number(out, "vs_floor", 0, row, row->vs_floor);
-		fprintf(out,
-		        ", \"peak_rss_kib\": %ld, \"pool_allocs\": %" PRIu64
-		        ", \"fallback_allocs\": %" PRIu64
-		        ", \"checksum\": %" PRIu64 ",\n     ",
-		        row->peak_rss_kib, row->pool_allocs,
-		        row->fallback_allocs, row->checksum);
-		row_source_fields(out, FORMAT_JSON, row);
-		fprintf(out, ",\n     \"parameters\": {");
-		case_fields(out, FORMAT_JSON, c);
-		fprintf(out, "},\n     ");
-		field_text(out, FORMAT_JSON, "command", 1, row->command);
-		if (row->status == ROW_OK && c->workload == WORKLOAD_HTTP)
-			fprintf(
-			    out,
-			    ",\n     \"http\": {\"requests_per_s\": %.1f, "
-			    "\"latency_us\": {\"p50\": %.0f, \"p99\": %.0f, "
-			    "\"p999\": %.0f}, \"server_allocations\": %" PRIu64
-			    ", \"wrk_threads\": %d, \"connections\": %zu, "
-			    "\"server_threads\": %zu, \"body_bytes\": %zu}",
-			    1e9 / row->median,
-			    row->metric_median[METRIC_P50_US],
-			    row->metric_median[METRIC_P99_US],
-			    row->metric_median[METRIC_P999_US], row->allocs,
-			    HTTP_WRK_THREADS, c->clients, c->threads, c->size);
-		else if (row->status == ROW_OK && c->workload == WORKLOAD_CURL)
-			fprintf(
-			    out,
-			    ",\n     \"curl\": {\"mb_per_s\": %.1f, "
-			    "\"cpu_s_per_gb\": %.4f, \"allocations\": %" PRIu64
-			    ", \"flow_allocations\": %" PRIu64
-			    ", \"file_bytes\": %zu}",
-			    1e9 / row->median,
-			    row->metric_median[METRIC_CPU_S_PER_GB],
-			    row->allocs, row->flow_allocs, c->size);
-		fputc('}', out);
+		fprintf(out, "%s\n    ", i ? "," : "");
+		json_row(out, &rows[i]);
 	}
 	fprintf(out, "\n  ]\n}\n");
 }

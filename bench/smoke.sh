@@ -13,7 +13,9 @@ set -u
 bench=${abs_top_builddir:-.}/bench/bench
 csv=${TMPDIR:-/tmp}/shiftpool-smoke.$$.csv
 csv2=${TMPDIR:-/tmp}/shiftpool-smoke-ext.$$.csv
-trap 'rm -f "$csv" "$csv2"' EXIT INT TERM
+csv3=${TMPDIR:-/tmp}/shiftpool-smoke-new.$$.csv
+plots=${TMPDIR:-/tmp}/shiftpool-smoke-plots.$$
+trap 'rm -rf "$csv" "$csv2" "$csv3" "$plots"' EXIT INT TERM
 
 if ! test -x "$bench"; then
 	echo "smoke: $bench is not built" >&2
@@ -47,7 +49,7 @@ NR == 1 {
 	if ($4 != "ok") { fail("status " $4); next }
 	seen[$3] = 1
 	want = ""
-	if ($3 == "glibc") want = "^libc[.-]"
+	if ($3 ~ /^glibc/) want = "^libc[.-]"
 	else if ($3 == "tcmalloc") want = "^libtcmalloc"
 	else if ($3 == "jemalloc") want = "^libjemalloc"
 	else if ($3 == "mimalloc") want = "^libmimalloc"
@@ -58,7 +60,7 @@ NR == 1 {
 }
 END {
 	if (rows == 0) { print "smoke: no rows" > "/dev/stderr"; exit 1 }
-	n = split("glibc pool-single pool-locked pool-per-thread floor", need, " ")
+	n = split("glibc glibc-notrim pool-single pool-locked pool-per-thread floor", need, " ")
 	for (i = 1; i <= n; i++)
 		if (!(need[i] in seen)) {
 			print "smoke: no row of " need[i] > "/dev/stderr"
@@ -100,3 +102,97 @@ END {
 	if (rows != 4) { print "smoke: expected 4 external rows" > "/dev/stderr"; exit 1 }
 	exit bad
 }' "$csv2"
+
+# The newer options, each in a seconds-long form: --cold, --latency on
+# the workloads that time each call, pair and glibc-notrim, with the
+# charts when gnuplot is there.  Checked by column name: every row ran;
+# each has its page faults; held, lighttpd and xthread rows have latency
+# percentiles in order and calls counted on both sides; pair rows but the
+# floor's have an overhead; glibc-notrim runs with its tunables and
+# nothing else does; every row is cold.
+plot_flag=
+gnuplot=$(sed -n 's/^GNUPLOT *= *//p' "${abs_top_builddir:-.}/Makefile" 2>/dev/null)
+if test -n "${GNUPLOT:-$gnuplot}"; then
+	plot_flag=--plot=$plots
+fi
+"$bench" --quick --cold --latency --workload=held,lighttpd,xthread,pair \
+	--allocator=glibc,glibc-notrim,pool-single,pool-per-thread,floor \
+	--n=50 --threads=1 --sizes=64 --csv $plot_flag >"$csv3"
+status=$?
+cat "$csv3"
+if test $status -ne 0; then
+	echo "smoke: bench --cold --latency exited with status $status" >&2
+	exit 1
+fi
+awk '
+# The fields of a CSV line into f[1..n], quotes honoured (the command
+# holds commas); returns n.
+function split_csv(line, f,    n, i, c, field, quoted) {
+	n = 0
+	field = ""
+	quoted = 0
+	for (i = 1; i <= length(line); i++) {
+		c = substr(line, i, 1)
+		if (quoted && c == "\"" && substr(line, i + 1, 1) == "\"") {
+			field = field c
+			i++
+		} else if (c == "\"") {
+			quoted = !quoted
+		} else if (c == "," && !quoted) {
+			f[++n] = field
+			field = ""
+		} else {
+			field = field c
+		}
+	}
+	f[++n] = field
+	return n
+}
+function fail(why) {
+	printf "smoke: %s %s %s: %s\n", f[1], f[2], f[3], why > "/dev/stderr"
+	bad = 1
+}
+function v(name) { return f[col[name]] }
+NR == 1 { n = split_csv($0, f); for (i = 1; i <= n; i++) col[f[i]] = i; next }
+{
+	split_csv($0, f)
+	rows++
+	if (v("status") == "n/a") next
+	if (v("status") != "ok") { fail("status " v("status")); next }
+	if (v("minor_faults") !~ /^[0-9]+$/) fail("no page faults")
+	if (v("cold") != 1) fail("not cold")
+	timed = f[1] == "held" || f[1] == "lighttpd" || f[1] == "xthread"
+	for (s = 0; timed && s < 2; s++) {
+		side = s ? "free" : "alloc"
+		if (v(side "_calls") + 0 <= 0) fail("no " side " calls timed")
+		split("p50 p99 p999 p9999 max", p, " ")
+		for (k = 2; k <= 5; k++)
+			if (v(side "_" p[k] "_ns") + 0 < v(side "_" p[k - 1] "_ns") + 0)
+				fail(side " " p[k] " below " p[k - 1])
+	}
+	if (!timed && v("alloc_calls") != "") fail("latency where none was timed")
+	if (f[1] == "pair" && f[3] != "floor" && v("overhead_ns") == "")
+		fail("no overhead")
+	tunables = v("command") ~ /^GLIBC_TUNABLES=glibc\.malloc\.trim_threshold=/
+	if ((f[3] == "glibc-notrim") != tunables) fail("command " v("command"))
+	seen[f[1]] = 1
+}
+END {
+	if (rows == 0) { print "smoke: no rows" > "/dev/stderr"; exit 1 }
+	n = split("held lighttpd xthread pair", need, " ")
+	for (i = 1; i <= n; i++)
+		if (!(need[i] in seen)) {
+			print "smoke: no row of " need[i] > "/dev/stderr"
+			bad = 1
+		}
+	exit bad
+}' "$csv3" || exit 1
+if test -n "$plot_flag"; then
+	for chart in pair latency-held-N-50 latency-lighttpd-fixed-order \
+		latency-xthread-1+1; do
+		if ! test -s "$plots/$chart.png"; then
+			echo "smoke: --plot wrote no $chart.png" >&2
+			exit 1
+		fi
+	done
+fi

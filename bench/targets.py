@@ -27,6 +27,10 @@ import tempfile
 import time
 
 PEERS = ("glibc", "tcmalloc", "jemalloc", "mimalloc")
+# The rows the targets compare; bench's other peers (glibc-notrim) would
+# only lengthen the runs.
+ALLOCATORS = "--allocator=" + ",".join(
+    PEERS + ("pool-single", "pool-locked", "pool-per-thread", "floor"))
 
 # (name, bench arguments).  Each group is one bench run.
 GROUPS = (
@@ -69,11 +73,11 @@ def machine():
 
 def run_group(bench, name, args, quick, csv_dir, commands):
     path = os.path.join(csv_dir, name + ".csv")
-    command = [bench] + args + ["--csv=" + path]
+    command = [bench] + args + [ALLOCATORS, "--csv=" + path]
     if quick:
         command.append("--quick")
     commands.append(" ".join([os.path.basename(bench)] + args +
-                             (["--quick"] if quick else [])))
+                             [ALLOCATORS] + (["--quick"] if quick else [])))
     print("targets: " + " ".join(command), file=sys.stderr)
     done = subprocess.run(command, stdout=subprocess.DEVNULL)
     if done.returncode != 0:

@@ -49,6 +49,38 @@ static int count_bits(unsigned bits)
 	return __builtin_popcount(bits);
 }
 
+/* glibc-notrim is glibc with its tunables in the environment: without
+ * them the row would measure plain glibc under another name. */
+static void check_environment(const struct bench_case *c)
+{
+	const char *tunables = getenv("GLIBC_TUNABLES");
+
+	if (c->allocator == ALLOCATOR_GLIBC_NOTRIM &&
+	    (tunables == NULL ||
+	     strstr(tunables, "glibc.malloc.trim_threshold=") == NULL))
+		worker_fail("glibc-notrim runs with GLIBC_TUNABLES=%s in its "
+		            "environment (bench sets it)",
+		            GLIBC_NOTRIM_TUNABLES);
+	if (c->allocator != ALLOCATOR_GLIBC_NOTRIM && tunables != NULL)
+		worker_fail("GLIBC_TUNABLES is set: unset it, or run "
+		            "glibc-notrim");
+}
+
+/* --latency: the histograms of the timed calls, one line each. */
+static void print_latency(const struct workload_result *result)
+{
+	int side;
+
+	for (side = 0; side < LATENCY_SIDES; side++) {
+		if (result->latency[side] == NULL)
+			continue;
+		printf("latency_%s=", latency_side_names[side]);
+		latency_write(stdout, result->latency[side]);
+		putchar('\n');
+		free(result->latency[side]);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct options options;
@@ -69,9 +101,10 @@ int main(int argc, char **argv)
 	    count_bits(options.allocators) != 1 ||
 	    case_points(&options,
 	                (enum workload)__builtin_ctz(options.workloads)) != 1)
-		worker_fail("%s: give one workload, one allocator and one value "
-		            "per swept list (the driver, bench, sweeps)",
-		            argv[0]);
+		worker_fail(
+		    "%s: give one workload, one allocator and one value "
+		    "per swept list (the driver, bench, sweeps)",
+		    argv[0]);
 
 	case_resolve(&options, (enum workload)__builtin_ctz(options.workloads),
 	             (enum allocator)__builtin_ctz(options.allocators), 0, &c);
@@ -81,6 +114,7 @@ int main(int argc, char **argv)
 	reason = case_not_applicable(&c);
 	if (reason != NULL)
 		worker_fail("%s", reason);
+	check_environment(&c);
 
 	peer_entries(&c, &entry);
 	peer_version(version, sizeof(version));
@@ -93,6 +127,8 @@ int main(int argc, char **argv)
 	printf("pool_allocs=%llu\n", (unsigned long long)result.pool_allocs);
 	printf("fallback_allocs=%llu\n",
 	       (unsigned long long)result.fallback_allocs);
+	printf("minor_faults=%llu\n", (unsigned long long)result.minor_faults);
+	print_latency(&result);
 	printf("symbol=%s\n", entry.symbol ? entry.symbol : "none");
 	printf("source=%s\n", object_of(entry.symbol, entry.function));
 	printf("free_symbol=%s\n",

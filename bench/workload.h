@@ -10,14 +10,19 @@
 #include <stdint.h>
 
 #include "bench.h"
+#include "latency.h"
 
 /* What one timed run of a case measured. */
 struct workload_result {
-	uint64_t ops;       /* allocations (each with its free) timed */
-	uint64_t ns;        /* monotonic nanoseconds of the timed region */
-	uint64_t checksum;  /* consumes the work; fixed-work cases give the
-	                       same value for every allocator */
+	uint64_t ops;      /* allocations (each with its free) timed */
+	uint64_t ns;       /* monotonic nanoseconds of the timed region;
+	                      pair: times its threads (thread time) */
+	uint64_t checksum; /* consumes the work; fixed-work cases give the
+	                      same value for every allocator */
 	uint64_t pool_allocs, fallback_allocs; /* pool peers, whole process */
+	uint64_t minor_faults; /* the process's, over the timed region */
+	/* --latency: each timed call's ticks, by side; NULL when off. */
+	struct latency_histogram *latency[LATENCY_SIDES];
 };
 
 /*
@@ -29,7 +34,7 @@ struct workload_result {
 void workload_run(const struct bench_case *c, struct workload_result *out);
 
 /* Prints a message to stderr and ends the worker with status 1. */
-__attribute__((noreturn, format(printf, 1, 2))) void worker_fail(
-    const char *format, ...);
+__attribute__((noreturn, format(printf, 1, 2))) void
+worker_fail(const char *format, ...);
 
 #endif /* BENCH_WORKLOAD_H */

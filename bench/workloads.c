@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,6 +70,33 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The minor page faults of the whole process so far. */
+static uint64_t minor_faults(void)
+{
+	struct rusage usage;
+
+	getrusage(RUSAGE_SELF, &usage);
+	return (uint64_t)usage.ru_minflt;
+}
+
+/* The timed region's start: its clock, and the page faults so far. */
+struct timed {
+	uint64_t start_ns, start_faults;
+};
+
+static void timed_start(struct timed *t)
+{
+	t->start_faults = minor_faults();
+	t->start_ns = now_ns();
+}
+
+/* Ends the timed region: its nanoseconds and page faults into out. */
+static void timed_stop(const struct timed *t, struct workload_result *out)
+{
+	out->ns = now_ns() - t->start_ns;
+	out->minor_faults = minor_faults() - t->start_faults;
 }
 
 static void sleep_seconds(double seconds)
@@ -128,6 +156,39 @@ static inline void check_zeroed(const void *p, size_t size)
 		            size, p);
 }
 
+/* peer_calloc() and peer_free(), each call timed into a histogram when
+ * --latency gives one (else NULL: a branch that always goes one way). */
+static inline void *timed_calloc(struct peer *peer, void *slot, size_t size,
+                                 struct latency_histogram *latency)
+{
+	uint64_t start;
+	void *p;
+
+	if (latency == NULL)
+		return peer_calloc(peer, slot, size);
+	start = latency_tick();
+	p = peer_calloc(peer, slot, size);
+	latency_add(latency, latency_tick() - start);
+	return p;
+}
+
+static inline void timed_free(struct peer *peer, void *p,
+                              struct latency_histogram *latency)
+{
+	uint64_t start;
+
+	if (latency == NULL) {
+		peer_free(peer, p);
+		return;
+	}
+	start = latency_tick();
+	peer_free(peer, p);
+	latency_add(latency, latency_tick() - start);
+}
+
+/* The histograms of an untimed pass: none. */
+static struct latency_histogram *const untimed[LATENCY_SIDES];
+
 /* A slot of the floor's preallocated memory; NULL, and no code, in the
  * workers of real allocators. */
 #define SLOT(address) (PEER_IS_FLOOR ? (void *)(address) : NULL)
@@ -145,16 +206,18 @@ static void thread_start(pthread_t *thread, void *(*run)(void *), void *arg)
 		worker_fail("pthread_create: %s", strerror(error));
 }
 
-/* ------------------------------------------------------------ held, oversize */
+/* ---------------------------------------------------- held, oversize */
 
 /*
  * One pass: count requests held at once, then freed in allocation order.
  * oversize alternates size and 2 x size; the floor lays the requests out
- * back to back in its memory.
+ * back to back in its memory.  Always inlined, so that the copy given
+ * `untimed` has no timing code left at all.
  */
-static void held_pass(const struct bench_case *c, struct peer *peer,
-                      void **held, char *floor_memory, size_t count,
-                      uint64_t tag, uint64_t *sum)
+static inline __attribute__((always_inline)) void
+held_pass(const struct bench_case *c, struct peer *peer, void **held,
+          char *floor_memory, size_t count, uint64_t tag, uint64_t *sum,
+          struct latency_histogram *const *latency)
 {
 	const int oversize = c->workload == WORKLOAD_OVERSIZE;
 	const size_t size = c->size;
@@ -165,7 +228,9 @@ static void held_pass(const struct bench_case *c, struct peer *peer,
 		size_t offset =
 		    oversize ? (i >> 1) * 3 * size + (i & 1) * size : i * size;
 		uint64_t *p = check_allocated(
-		    peer_calloc(peer, SLOT(floor_memory + offset), bytes), bytes);
+		    timed_calloc(peer, SLOT(floor_memory + offset), bytes,
+		                 latency[LATENCY_ALLOC]),
+		    bytes);
 		check_zeroed(p, bytes);
 		p[0] = tag + i;
 		held[i] = p;
@@ -174,7 +239,7 @@ static void held_pass(const struct bench_case *c, struct peer *peer,
 		uint64_t *p = held[i];
 		*sum += p[0];
 		escape(p);
-		peer_free(peer, p);
+		timed_free(peer, p, latency[LATENCY_FREE]);
 	}
 }
 
@@ -183,18 +248,26 @@ static void run_held(const struct bench_case *c, struct peer *peer,
 {
 	size_t count = c->workload == WORKLOAD_HELD ? c->n : 4 * c->n;
 	void **held = harness_alloc(count * sizeof(*held));
-	size_t floor_bytes = c->workload == WORKLOAD_HELD ? count * c->size
-	                                                  : count / 2 * 3 * c->size;
+	size_t floor_bytes = c->workload == WORKLOAD_HELD
+	                         ? count * c->size
+	                         : count / 2 * 3 * c->size;
 	char *floor_memory = PEER_IS_FLOOR ? harness_alloc(floor_bytes) : NULL;
-	uint64_t sum = 0, start, repeat;
+	uint64_t sum = 0, repeat;
+	struct timed t;
 
-	held_pass(c, peer, held, floor_memory, count, 0, &sum);
+	if (!c->cold)
+		held_pass(c, peer, held, floor_memory, count, 0, &sum, untimed);
 	sum = 0;
-	start = now_ns();
-	for (repeat = 0; repeat < c->repeat; repeat++)
-		held_pass(c, peer, held, floor_memory, count, repeat << 32,
-		          &sum);
-	out->ns = now_ns() - start;
+	timed_start(&t);
+	if (c->latency)
+		for (repeat = 0; repeat < c->repeat; repeat++)
+			held_pass(c, peer, held, floor_memory, count,
+			          repeat << 32, &sum, out->latency);
+	else
+		for (repeat = 0; repeat < c->repeat; repeat++)
+			held_pass(c, peer, held, floor_memory, count,
+			          repeat << 32, &sum, untimed);
+	timed_stop(&t, out);
 	out->ops = c->repeat * count;
 	out->checksum = sum;
 	free(held);
@@ -212,6 +285,7 @@ struct lighttpd {
 	uint64_t random;
 	uint64_t sum;
 	size_t departures[CLIENTS_MAX];
+	struct latency_histogram *const *latency; /* untimed, or timed */
 };
 
 static void client_connect(struct lighttpd *l, size_t client, uint64_t tag)
@@ -222,9 +296,10 @@ static void client_connect(struct lighttpd *l, size_t client, uint64_t tag)
 
 	for (j = 0; j < count; j++) {
 		uint64_t *p = check_allocated(
-		    peer_calloc(l->peer,
-		                SLOT(l->floor_memory + (client * count + j) * size),
-		                size),
+		    timed_calloc(
+		        l->peer,
+		        SLOT(l->floor_memory + (client * count + j) * size),
+		        size, l->latency[LATENCY_ALLOC]),
 		    size);
 		check_zeroed(p, size);
 		p[0] = tag + j;
@@ -242,7 +317,7 @@ static void client_disconnect(struct lighttpd *l, size_t client)
 		uint64_t *p = held[j];
 		l->sum += p[0];
 		escape(p);
-		peer_free(l->peer, p);
+		timed_free(l->peer, p, l->latency[LATENCY_FREE]);
 	}
 }
 
@@ -291,52 +366,73 @@ static void lighttpd_step(struct lighttpd *l, uint64_t step)
 	client_connect(l, client, (step + clients) * l->c->buffers);
 }
 
+/* Rounds: every client connects, then they all leave. */
+static void lighttpd_rounds(struct lighttpd *l, struct workload_result *out)
+{
+	const struct bench_case *c = l->c;
+	struct timed t;
+	uint64_t i;
+
+	if (!c->cold)
+		lighttpd_round(l, 0);
+	l->sum = 0;
+	l->random = c->seed;
+	l->latency = out->latency;
+	timed_start(&t);
+	for (i = 0; i < c->rounds; i++)
+		lighttpd_round(l, i);
+	timed_stop(&t, out);
+	out->ops = c->rounds * c->clients * c->buffers;
+}
+
+/* Rolling: every client connects (untimed, the server's steady state),
+ * then clients x rounds times one leaves and one arrives. */
+static void lighttpd_rolling(struct lighttpd *l, struct workload_result *out)
+{
+	const struct bench_case *c = l->c;
+	const size_t clients = c->clients;
+	uint64_t i, sum, steps = c->rounds * clients;
+	struct timed t;
+
+	for (i = 0; i < clients; i++)
+		client_connect(l, i, i * c->buffers);
+	/* Warm-up: one round of departures. */
+	for (i = 0; !c->cold && i < clients; i++)
+		lighttpd_step(l, i);
+	l->sum = 0;
+	l->random = c->seed;
+	l->latency = out->latency;
+	timed_start(&t);
+	for (i = 0; i < steps; i++)
+		lighttpd_step(l, clients + i);
+	timed_stop(&t, out);
+	out->ops = steps * c->buffers;
+	/* The clients still connected leave untimed and uncounted. */
+	sum = l->sum;
+	l->latency = untimed;
+	for (i = 0; i < clients; i++)
+		client_disconnect(l, i);
+	l->sum = sum;
+}
+
 static void run_lighttpd(const struct bench_case *c, struct peer *peer,
                          struct workload_result *out)
 {
 	struct lighttpd l;
-	const size_t clients = c->clients;
-	uint64_t start, i, steps;
 
 	memset(&l, 0, sizeof(l));
 	l.c = c;
 	l.peer = peer;
 	l.random = c->seed;
-	l.buffers = harness_alloc(clients * c->buffers * sizeof(void *));
+	l.latency = untimed;
+	l.buffers = harness_alloc(c->clients * c->buffers * sizeof(void *));
 	if (PEER_IS_FLOOR)
-		l.floor_memory = harness_alloc(clients * c->buffers * c->size);
-
-	if (!c->rolling) {
-		lighttpd_round(&l, 0);
-		l.sum = 0;
-		l.random = c->seed;
-		start = now_ns();
-		for (i = 0; i < c->rounds; i++)
-			lighttpd_round(&l, i);
-		out->ns = now_ns() - start;
-		out->ops = c->rounds * clients * c->buffers;
-	} else {
-		/* Warm-up: every client connects, then one round of
-		 * departures; the clients left at the end leave untimed. */
-		for (i = 0; i < clients; i++)
-			client_connect(&l, i, i * c->buffers);
-		for (i = 0; i < clients; i++)
-			lighttpd_step(&l, i);
-		l.sum = 0;
-		l.random = c->seed;
-		steps = c->rounds * clients;
-		start = now_ns();
-		for (i = 0; i < steps; i++)
-			lighttpd_step(&l, clients + i);
-		out->ns = now_ns() - start;
-		out->ops = steps * c->buffers;
-		{
-			uint64_t sum = l.sum;
-			for (i = 0; i < clients; i++)
-				client_disconnect(&l, i);
-			l.sum = sum;
-		}
-	}
+		l.floor_memory =
+		    harness_alloc(c->clients * c->buffers * c->size);
+	if (c->rolling)
+		lighttpd_rolling(&l, out);
+	else
+		lighttpd_rounds(&l, out);
 	out->checksum = l.sum;
 	free(l.buffers);
 	free(l.floor_memory);
@@ -344,10 +440,14 @@ static void run_lighttpd(const struct bench_case *c, struct peer *peer,
 
 /* ------------------------------------------------------------ parallel */
 
+/* parallel and pair: threads that each allocate, copy and free in a
+ * loop; parallel cycles through its lens, pair has one size. */
 struct parallel {
 	const struct bench_case *c;
-	const uint64_t *input; /* 8-byte items, the largest len of them */
-	int private_pools;     /* POOL_SINGLE: one pool per thread */
+	const uint64_t *input;     /* the bytes copied, the largest op's */
+	size_t op_bytes[LIST_MAX]; /* the ops' sizes, cycled */
+	size_t op_count;
+	int private_pools; /* POOL_SINGLE: one pool per thread */
 	struct peer *shared;
 	_Atomic int phase;
 	pthread_barrier_t start, timed;
@@ -361,18 +461,19 @@ struct parallel_thread {
 	uint64_t pool_allocs, fallback_allocs;
 };
 
-/* One operation: allocate len items, copy the input into them, read one
- * back, free. */
+/* One operation: allocate bytes (at least 8), copy the input into them,
+ * read the last 8 back, free. */
 static inline uint64_t parallel_op(struct peer *peer, void *slot,
-                                   const uint64_t *input, size_t len)
+                                   const uint64_t *input, size_t bytes)
 {
-	uint64_t *items, value;
+	char *buffer;
+	uint64_t value;
 
-	items = check_allocated(peer_malloc(peer, slot, len * 8), len * 8);
-	memcpy(items, input, len * 8);
-	escape(items);
-	value = items[len - 1];
-	peer_free(peer, items);
+	buffer = check_allocated(peer_malloc(peer, slot, bytes), bytes);
+	memcpy(buffer, input, bytes);
+	escape(buffer);
+	memcpy(&value, buffer + bytes - 8, 8);
+	peer_free(peer, buffer);
 	return value;
 }
 
@@ -380,7 +481,7 @@ static void *parallel_thread_run(void *arg)
 {
 	struct parallel_thread *t = arg;
 	struct parallel *p = t->p;
-	const size_t *lens = p->c->lens.value, count = p->c->lens.count;
+	const size_t *bytes = p->op_bytes, count = p->op_count;
 	struct peer *peer = p->shared;
 	char *floor_memory = NULL;
 	size_t k = 0;
@@ -397,7 +498,8 @@ static void *parallel_thread_run(void *arg)
 	pthread_barrier_wait(&p->start);
 	while (atomic_load_explicit(&p->phase, memory_order_relaxed) ==
 	       PHASE_WARMUP) {
-		sum += parallel_op(peer, SLOT(floor_memory), p->input, lens[k]);
+		sum +=
+		    parallel_op(peer, SLOT(floor_memory), p->input, bytes[k]);
 		if (++k == count)
 			k = 0;
 	}
@@ -408,7 +510,8 @@ static void *parallel_thread_run(void *arg)
 	 * all in a short timed window (--quick's is 10 ms).  The window ends
 	 * at the join, so that operation is timed too. */
 	do {
-		sum += parallel_op(peer, SLOT(floor_memory), p->input, lens[k]);
+		sum +=
+		    parallel_op(peer, SLOT(floor_memory), p->input, bytes[k]);
 		if (++k == count)
 			k = 0;
 		ops++;
@@ -424,24 +527,68 @@ static void *parallel_thread_run(void *arg)
 	return NULL;
 }
 
+/* The sizes of the ops: parallel's lens of 8-byte items, pair's size. */
+static void parallel_sizes(const struct bench_case *c, struct parallel *p)
+{
+	size_t k;
+
+	if (c->workload == WORKLOAD_PAIR) {
+		p->op_bytes[0] = c->size;
+		p->op_count = 1;
+		return;
+	}
+	for (k = 0; k < c->lens.count; k++)
+		p->op_bytes[k] = 8 * c->lens.value[k];
+	p->op_count = c->lens.count;
+}
+
+/* Lets the threads warm up (unless --cold), then times them for the
+ * case's duration. */
+static void parallel_time(const struct bench_case *c, struct parallel *p,
+                          struct parallel_thread *threads,
+                          struct workload_result *out)
+{
+	struct timed t;
+	size_t i;
+
+	pthread_barrier_wait(&p->start);
+	if (!c->cold) {
+		sleep_seconds(c->duration * WARMUP_SHARE);
+		atomic_store_explicit(&p->phase, PHASE_TIMED,
+		                      memory_order_relaxed);
+	}
+	pthread_barrier_wait(&p->timed);
+	timed_start(&t);
+	sleep_seconds(c->duration);
+	atomic_store_explicit(&p->phase, PHASE_STOP, memory_order_relaxed);
+	for (i = 0; i < c->threads; i++)
+		pthread_join(threads[i].thread, NULL);
+	timed_stop(&t, out);
+	/* pair reports thread time: every thread ran the whole window. */
+	if (c->workload == WORKLOAD_PAIR)
+		out->ns *= c->threads;
+}
+
 static void run_parallel(const struct bench_case *c, struct peer *peer,
                          struct workload_result *out)
 {
 	struct parallel p;
 	struct parallel_thread *threads;
-	size_t i, items = c->size / 8;
+	size_t i, items = (c->size + 7) / 8;
 	uint64_t *input = harness_alloc(items * 8);
-	uint64_t random = c->seed, start;
+	uint64_t random = c->seed;
 
 	for (i = 0; i < items; i++)
 		input[i] = random_next(&random);
 	memset(&p, 0, sizeof(p));
 	p.c = c;
 	p.input = input;
+	parallel_sizes(c, &p);
 	p.shared = peer;
 	p.private_pools =
 	    c->allocator == ALLOCATOR_POOL_SINGLE && c->threads > 1;
-	atomic_init(&p.phase, PHASE_WARMUP);
+	/* --cold: the threads skip their warm-up loop. */
+	atomic_init(&p.phase, c->cold ? PHASE_TIMED : PHASE_WARMUP);
 	barrier_init(&p.start, c->threads + 1);
 	barrier_init(&p.timed, c->threads + 1);
 	threads = harness_alloc(c->threads * sizeof(*threads));
@@ -451,17 +598,7 @@ static void run_parallel(const struct bench_case *c, struct peer *peer,
 		thread_start(&threads[i].thread, parallel_thread_run,
 		             &threads[i]);
 	}
-	pthread_barrier_wait(&p.start);
-	sleep_seconds(c->duration * WARMUP_SHARE);
-	atomic_store_explicit(&p.phase, PHASE_TIMED, memory_order_relaxed);
-	pthread_barrier_wait(&p.timed);
-	start = now_ns();
-	sleep_seconds(c->duration);
-	atomic_store_explicit(&p.phase, PHASE_STOP, memory_order_relaxed);
-	for (i = 0; i < c->threads; i++)
-		pthread_join(threads[i].thread, NULL);
-	out->ns = now_ns() - start;
-
+	parallel_time(c, &p, threads, out);
 	for (i = 0; i < c->threads; i++) {
 		out->ops += threads[i].ops;
 		out->checksum += threads[i].sum;
@@ -585,10 +722,12 @@ static void run_sort(const struct bench_case *c, struct peer *peer,
                      struct workload_result *out)
 {
 	const size_t len = c->len;
-	struct item *inputs = harness_alloc(SORT_INPUTS * len * sizeof(*inputs));
+	struct item *inputs =
+	    harness_alloc(SORT_INPUTS * len * sizeof(*inputs));
 	struct item *check = harness_alloc(len * sizeof(*check));
 	void *caller_buffer = harness_alloc(len * sizeof(struct item));
-	uint64_t random = c->seed, sum = 0, start, i;
+	uint64_t random = c->seed, sum = 0, i;
+	struct timed t;
 	size_t k;
 
 	(void)caller_buffer;
@@ -605,15 +744,15 @@ static void run_sort(const struct bench_case *c, struct peer *peer,
 				worker_fail("the sort does not sort");
 	}
 
-	for (i = 0; i < c->repeat / 8 + 1; i++)
+	for (i = 0; !c->cold && i < c->repeat / 8 + 1; i++)
 		sum += sort_once(c, peer, SLOT(caller_buffer),
 		                 inputs + (i % SORT_INPUTS) * len);
 	sum = 0;
-	start = now_ns();
+	timed_start(&t);
 	for (i = 0; i < c->repeat; i++)
 		sum += sort_once(c, peer, SLOT(caller_buffer),
 		                 inputs + (i % SORT_INPUTS) * len);
-	out->ns = now_ns() - start;
+	timed_stop(&t, out);
 	out->ops = c->repeat;
 	out->checksum = sum;
 	free(inputs);
@@ -680,16 +819,20 @@ struct xthread_pair {
 	char *floor_memory; /* the floor's buffers, reused round-robin */
 	size_t floor_buffers;
 	uint64_t ops, sum;
+	/* --latency: the producer's allocations and the consumer's frees,
+	 * timed; else none. */
+	struct latency_histogram *latency[LATENCY_SIDES];
 };
 
-static void produce(struct xthread_pair *pair, uint64_t *sequence)
+static void produce(struct xthread_pair *pair, uint64_t *sequence,
+                    struct latency_histogram *latency)
 {
 	const size_t size = pair->x->c->size;
 	uint64_t *p = check_allocated(
-	    peer_calloc(pair->x->peer,
-	                SLOT(pair->floor_memory +
-	                     (*sequence % pair->floor_buffers) * size),
-	                size),
+	    timed_calloc(pair->x->peer,
+	                 SLOT(pair->floor_memory +
+	                      (*sequence % pair->floor_buffers) * size),
+	                 size, latency),
 	    size);
 
 	check_zeroed(p, size);
@@ -706,13 +849,13 @@ static void *xthread_producer(void *arg)
 	pthread_barrier_wait(&x->start);
 	while (atomic_load_explicit(&x->phase, memory_order_relaxed) ==
 	       PHASE_WARMUP)
-		produce(pair, &sequence);
+		produce(pair, &sequence, NULL);
 	ring_push(&pair->ring, WARMUP_MARK);
 	pthread_barrier_wait(&x->timed);
 	/* At least one buffer, as in parallel: the window ends at the
 	 * join, so it is timed. */
 	do
-		produce(pair, &sequence);
+		produce(pair, &sequence, pair->latency[LATENCY_ALLOC]);
 	while (atomic_load_explicit(&x->phase, memory_order_relaxed) ==
 	       PHASE_TIMED);
 	ring_push(&pair->ring, NULL);
@@ -721,7 +864,7 @@ static void *xthread_producer(void *arg)
 
 /* Takes buffers until the marker; returns how many. */
 static uint64_t consume(struct xthread_pair *pair, void *marker,
-                        uint64_t *expected)
+                        uint64_t *expected, struct latency_histogram *latency)
 {
 	uint64_t count = 0;
 	uint64_t *p;
@@ -730,14 +873,15 @@ static uint64_t consume(struct xthread_pair *pair, void *marker,
 		if (p == NULL || (void *)p == WARMUP_MARK)
 			worker_fail("xthread: a queue ended out of order");
 		if (p[0] != *expected)
-			worker_fail("xthread: buffer %llu arrived holding %llu: "
-			            "handed out twice or overwritten",
-			            (unsigned long long)*expected,
-			            (unsigned long long)p[0]);
+			worker_fail(
+			    "xthread: buffer %llu arrived holding %llu: "
+			    "handed out twice or overwritten",
+			    (unsigned long long)*expected,
+			    (unsigned long long)p[0]);
 		pair->sum += p[0];
 		(*expected)++;
 		escape(p);
-		peer_free(pair->x->peer, p);
+		timed_free(pair->x->peer, p, latency);
 		count++;
 	}
 	return count;
@@ -750,11 +894,49 @@ static void *xthread_consumer(void *arg)
 	uint64_t expected = 0;
 
 	pthread_barrier_wait(&x->start);
-	consume(pair, WARMUP_MARK, &expected);
+	consume(pair, WARMUP_MARK, &expected, NULL);
 	pair->sum = 0;
 	pthread_barrier_wait(&x->timed);
-	pair->ops = consume(pair, NULL, &expected);
+	pair->ops = consume(pair, NULL, &expected, pair->latency[LATENCY_FREE]);
 	return NULL;
+}
+
+/* A pair's queue, the floor's buffers, and its histograms. */
+static void xthread_pair_init(struct xthread_pair *pair, struct xthread *x)
+{
+	const struct bench_case *c = x->c;
+	int side;
+
+	pair->x = x;
+	pair->ring.capacity = c->queue_depth;
+	pair->ring.slots = harness_alloc(c->queue_depth * sizeof(void *));
+	/* The queue holds queue_depth buffers and the consumer one more:
+	 * with two beyond that, the producer never reuses a buffer still in
+	 * use. */
+	pair->floor_buffers = c->queue_depth + 2;
+	if (PEER_IS_FLOOR)
+		pair->floor_memory =
+		    harness_alloc(pair->floor_buffers * c->size);
+	for (side = 0; c->latency && side < LATENCY_SIDES; side++)
+		pair->latency[side] =
+		    harness_alloc(sizeof(struct latency_histogram));
+}
+
+/* Adds a pair's figures to out, and frees what it holds. */
+static void xthread_pair_done(struct xthread_pair *pair,
+                              struct workload_result *out)
+{
+	int side;
+
+	out->ops += pair->ops;
+	out->checksum += pair->sum;
+	for (side = 0; side < LATENCY_SIDES; side++)
+		if (pair->latency[side] != NULL) {
+			latency_merge(out->latency[side], pair->latency[side]);
+			free(pair->latency[side]);
+		}
+	free(pair->ring.slots);
+	free(pair->floor_memory);
 }
 
 static void run_xthread(const struct bench_case *c, struct peer *peer,
@@ -763,51 +945,39 @@ static void run_xthread(const struct bench_case *c, struct peer *peer,
 	struct xthread x;
 	struct xthread_pair *pairs;
 	size_t i, threads = c->threads;
-	uint64_t start;
+	struct timed t;
 
 	memset(&x, 0, sizeof(x));
 	x.c = c;
 	x.peer = peer;
-	atomic_init(&x.phase, PHASE_WARMUP);
+	/* --cold: the producers skip their warm-up. */
+	atomic_init(&x.phase, c->cold ? PHASE_TIMED : PHASE_WARMUP);
 	barrier_init(&x.start, 2 * threads + 1);
 	barrier_init(&x.timed, 2 * threads + 1);
 	pairs = harness_alloc(threads * sizeof(*pairs));
-	for (i = 0; i < threads; i++) {
-		struct xthread_pair *pair = &pairs[i];
-		pair->x = &x;
-		pair->ring.capacity = c->queue_depth;
-		pair->ring.slots =
-		    harness_alloc(c->queue_depth * sizeof(void *));
-		/* The queue holds queue_depth buffers and the consumer one
-		 * more: with two beyond that, the producer never reuses a
-		 * buffer still in use. */
-		pair->floor_buffers = c->queue_depth + 2;
-		if (PEER_IS_FLOOR)
-			pair->floor_memory =
-			    harness_alloc(pair->floor_buffers * c->size);
-	}
+	for (i = 0; i < threads; i++)
+		xthread_pair_init(&pairs[i], &x);
 	for (i = 0; i < threads; i++) {
 		thread_start(&pairs[i].consumer, xthread_consumer, &pairs[i]);
 		thread_start(&pairs[i].producer, xthread_producer, &pairs[i]);
 	}
 	pthread_barrier_wait(&x.start);
-	sleep_seconds(c->duration * WARMUP_SHARE);
-	atomic_store_explicit(&x.phase, PHASE_TIMED, memory_order_relaxed);
+	if (!c->cold) {
+		sleep_seconds(c->duration * WARMUP_SHARE);
+		atomic_store_explicit(&x.phase, PHASE_TIMED,
+		                      memory_order_relaxed);
+	}
 	pthread_barrier_wait(&x.timed);
-	start = now_ns();
+	timed_start(&t);
 	sleep_seconds(c->duration);
 	atomic_store_explicit(&x.phase, PHASE_STOP, memory_order_relaxed);
 	for (i = 0; i < threads; i++) {
 		pthread_join(pairs[i].producer, NULL);
 		pthread_join(pairs[i].consumer, NULL);
 	}
-	out->ns = now_ns() - start;
-	for (i = 0; i < threads; i++) {
-		out->ops += pairs[i].ops;
-		out->checksum += pairs[i].sum;
-		free(pairs[i].ring.slots);
-		free(pairs[i].floor_memory);
-	}
+	timed_stop(&t, out);
+	for (i = 0; i < threads; i++)
+		xthread_pair_done(&pairs[i], out);
 	pthread_barrier_destroy(&x.start);
 	pthread_barrier_destroy(&x.timed);
 	free(pairs);
@@ -818,8 +988,12 @@ static void run_xthread(const struct bench_case *c, struct peer *peer,
 void workload_run(const struct bench_case *c, struct workload_result *out)
 {
 	struct peer peer;
+	int side;
 
 	memset(out, 0, sizeof(*out));
+	for (side = 0; c->latency && side < LATENCY_SIDES; side++)
+		out->latency[side] =
+		    harness_alloc(sizeof(struct latency_histogram));
 	if (peer_open(&peer, c) != 0)
 		worker_fail("cannot set up %s", allocator_names[c->allocator]);
 	switch (c->workload) {
@@ -831,6 +1005,7 @@ void workload_run(const struct bench_case *c, struct workload_result *out)
 		run_lighttpd(c, &peer, out);
 		break;
 	case WORKLOAD_PARALLEL:
+	case WORKLOAD_PAIR:
 		run_parallel(c, &peer, out);
 		break;
 	case WORKLOAD_SORT:

@@ -28,10 +28,9 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "config.h"
+#define _POSIX_C_SOURCE 200809L /* strdup(), clock_gettime() */
 
 #include "shiftpool.h"
-#include "util.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -585,6 +584,18 @@ static void usage(FILE *stream)
 	        DEFAULT_BLOCK_SIZE, DEFAULT_BLOCKS);
 }
 
+/* A decimal number in [min, max], the whole of text. */
+static bool parse_number(const char *text, long long min, long long max,
+                         long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(text, &end, 10);
+	return errno == 0 && end != text && *end == '\0' && *out >= min &&
+	       *out <= max;
+}
+
 static int parse_options(int argc, char **argv, struct options *options)
 {
 	static const struct option long_options[] = {
@@ -608,7 +619,8 @@ static int parse_options(int argc, char **argv, struct options *options)
 	    .blocks = DEFAULT_BLOCKS,
 	    .repeat = 1,
 	};
-	for (int c; (c = next_option(argc, argv, long_options, usage)) != -1;) {
+	for (int c;
+	     (c = getopt_long(argc, argv, "", long_options, NULL)) != -1;) {
 		switch (c) {
 		case 'a':
 			if (strcmp(optarg, "pool") == 0)
@@ -627,26 +639,26 @@ static int parse_options(int argc, char **argv, struct options *options)
 				goto bad;
 			break;
 		case 'b':
-			if (parse_number(optarg, 1,
-			                 (long long)POOL_MAX_BLOCK_SIZE,
-			                 &value) != 0)
+			if (!parse_number(optarg, 1,
+			                  (long long)POOL_MAX_BLOCK_SIZE,
+			                  &value))
 				goto bad;
 			options->block_size = (size_t)value;
 			break;
 		case 'n':
-			if (parse_number(optarg, 1, 1 << 24, &value) != 0)
+			if (!parse_number(optarg, 1, 1 << 24, &value))
 				goto bad;
 			options->blocks = (size_t)value;
 			break;
 		case 'B':
 			/* libcurl takes 1 KiB to 10 MiB. */
-			if (parse_number(optarg, 1, 10 << 20, &value) != 0 ||
+			if (!parse_number(optarg, 1, 10 << 20, &value) ||
 			    value < 1024)
 				goto bad;
 			options->buffer_size = (long)value;
 			break;
 		case 'r':
-			if (parse_number(optarg, 1, MAX_REPEAT, &value) != 0)
+			if (!parse_number(optarg, 1, MAX_REPEAT, &value))
 				goto bad;
 			options->repeat = (int)value;
 			break;
@@ -656,7 +668,11 @@ static int parse_options(int argc, char **argv, struct options *options)
 		case 'j':
 			options->json = true;
 			break;
-		default:
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default: /* getopt_long() said what is wrong */
+			usage(stderr);
 			return -1;
 		}
 	}
@@ -667,7 +683,9 @@ static int parse_options(int argc, char **argv, struct options *options)
 	options->url = argv[optind];
 	return 0;
 bad:
-	return invalid_value("curl-pool", usage);
+	fprintf(stderr, "curl-pool: invalid value '%s'\n", optarg);
+	usage(stderr);
+	return -1;
 }
 
 /* ------------------------------------------------------------ main */

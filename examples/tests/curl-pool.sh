@@ -1,9 +1,10 @@
 #!/bin/sh
-# examples/curl-pool: downloads a generated 1 MiB body from examples/httpd
-# on loopback with libcurl over shiftpool and over malloc, checks every
-# byte, and checks from its report that libcurl freed every allocation and
-# the pool has no block in use at the end.  Also a failing transfer (404)
-# and repeated transfers on one handle, which must not leak either.
+# examples/curl-pool: downloads a generated 1 MiB body from bench/httpd (the
+# benchmark's server) on loopback with libcurl over shiftpool and over
+# malloc, checks every byte, and checks from its report that libcurl freed
+# every allocation and the pool has no block in use at the end.  Also a
+# failing transfer (404) and repeated transfers on one handle, which must
+# not leak either.
 #
 # Run by `make check`, which sets abs_top_builddir and abs_top_srcdir.
 # SKIP (77) when configure did not find libcurl.
@@ -11,10 +12,10 @@ set -u
 
 : "${abs_top_builddir:?set by make check}"
 : "${abs_top_srcdir:?set by make check}"
-. "$abs_top_srcdir/examples/tests/common.sh"
+. "$abs_top_srcdir/bench/tests/common.sh"
 
 curl_pool=$abs_top_builddir/examples/curl-pool
-client=$abs_top_builddir/examples/tests/httpd-client
+client=$abs_top_builddir/bench/tests/httpd-client
 
 if [ ! -x "$curl_pool" ]; then
 	echo "curl-pool: not built: configure did not find libcurl (install" \
@@ -37,7 +38,7 @@ clean_report() {
 }
 
 if ! httpd_start curl --allocator=pool-locked --threads=1; then
-	echo "curl-pool: examples/httpd did not start" >&2
+	echo "curl-pool: bench/httpd did not start" >&2
 	exit 99
 fi
 base=http://127.0.0.1:$HTTPD_PORT

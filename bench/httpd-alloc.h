@@ -1,18 +1,18 @@
 /*
- * The allocators examples/httpd can take its buffers from, and the one
+ * The allocators bench/httpd can take its buffers from, and the one
  * call site every buffer goes through.
  *
  * Linking tcmalloc, jemalloc or mimalloc replaces malloc in the whole
  * process, so one program cannot honestly offer them next to glibc: each
- * is built into a program of its own (examples/httpd-tcmalloc, ...), from
- * the same sources, with exactly one HTTPD_PEER_* defined.  examples/httpd
+ * is built into a program of its own (bench/httpd-tcmalloc, ...), from
+ * the same sources, with exactly one HTTPD_PEER_* defined.  bench/httpd
  * (HTTPD_PEER_DEFAULT) serves shiftpool in its three modes and glibc, and
  * hands any other --allocator to the sibling program built for it.
  *
  * SPDX-License-Identifier: MIT
  */
-#ifndef EXAMPLES_HTTPD_ALLOC_H
-#define EXAMPLES_HTTPD_ALLOC_H
+#ifndef BENCH_HTTPD_ALLOC_H
+#define BENCH_HTTPD_ALLOC_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -116,4 +116,4 @@ static inline void heap_free(struct heap *heap, void *p)
 #endif
 }
 
-#endif /* EXAMPLES_HTTPD_ALLOC_H */
+#endif /* BENCH_HTTPD_ALLOC_H */

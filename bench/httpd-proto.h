@@ -1,6 +1,6 @@
 /*
- * The little HTTP/1.1 the examples speak: a request-head parser for
- * examples/httpd, the body that the server generates for GET /bytes/N, and
+ * The little HTTP/1.1 of bench/httpd: a request-head parser for the
+ * server, the body that the server generates for GET /bytes/N, and
  * the check of that body that the test client and the curl-pool test use.
  *
  * The parser works on the whole head received so far, every time more
@@ -10,8 +10,8 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#ifndef EXAMPLES_HTTP_H
-#define EXAMPLES_HTTP_H
+#ifndef BENCH_HTTPD_PROTO_H
+#define BENCH_HTTPD_PROTO_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -87,4 +87,4 @@ void http_body_fill(char *dst, uint64_t offset, size_t length);
  * body, else the index of the first wrong byte. */
 size_t http_body_check(const char *src, uint64_t offset, size_t length);
 
-#endif /* EXAMPLES_HTTP_H */
+#endif /* BENCH_HTTPD_PROTO_H */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# examples/httpd under every allocator this build has: start it on a free
+# bench/httpd under every allocator this build has: start it on a free
 # loopback port, run the test client's scenarios (a few hundred requests:
 # keep-alive and not, pipelined, malformed, oversized heads, clients that
 # go away), fetch a few URLs with curl when it is installed, stop the
@@ -12,9 +12,9 @@ set -u
 
 : "${abs_top_builddir:?set by make check}"
 : "${abs_top_srcdir:?set by make check}"
-. "$abs_top_srcdir/examples/tests/common.sh"
+. "$abs_top_srcdir/bench/tests/common.sh"
 
-client=$abs_top_builddir/examples/tests/httpd-client
+client=$abs_top_builddir/bench/tests/httpd-client
 CURL=${CURL:-$(command -v curl 2>/dev/null || true)}
 
 require_built httpd "$httpd" "$client"
@@ -25,7 +25,7 @@ scratch_dir httpd
 allocators=${HTTPD_TEST_ALLOCATORS:-"pool-single pool-locked pool-per-thread glibc"}
 if [ -z "${HTTPD_TEST_ALLOCATORS:-}" ]; then
 	for peer in tcmalloc jemalloc mimalloc; do
-		[ -x "$abs_top_builddir/examples/httpd-$peer" ] &&
+		[ -x "$abs_top_builddir/bench/httpd-$peer" ] &&
 			allocators="$allocators $peer"
 	done
 fi

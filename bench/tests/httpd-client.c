@@ -1,5 +1,5 @@
 /*
- * The test client of examples/httpd: runs a fixed set of scenarios against
+ * The test client of bench/httpd: runs a fixed set of scenarios against
  * a server on 127.0.0.1 and checks every answer (status, Connection,
  * Content-Length, the body byte by byte, and the close that must follow
  * an error).
@@ -17,8 +17,8 @@
  */
 #include "config.h"
 
-#include "../http.h"
-#include "../util.h"
+#include "../httpd-proto.h"
+#include "../httpd-util.h"
 
 #include <errno.h>
 #include <getopt.h>

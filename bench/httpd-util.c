@@ -1,11 +1,11 @@
 /*
- * Command-line pieces the example programs share; see util.h.
+ * Command-line pieces of bench/httpd and its test client; see httpd-util.h.
  *
  * SPDX-License-Identifier: MIT
  */
 #include "config.h"
 
-#include "util.h"
+#include "httpd-util.h"
 
 #include <errno.h>
 #include <stdlib.h>

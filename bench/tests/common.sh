@@ -1,12 +1,13 @@
-# Shared by the examples' tests: count checks, make the scratch directory,
-# start examples/httpd on a free loopback port, stop it, and read its
-# closing report and the examples' JSON reports.  Sourced, not run.
+# Shared by the tests that run bench/httpd (its own, and the curl-pool
+# example's, which downloads from it): count checks, make the scratch
+# directory, start bench/httpd on a free loopback port, stop it, and read
+# its closing report and the programs' JSON reports.  Sourced, not run.
 #
 # The caller sets tmp (a scratch directory it removes) and may call
 # httpd_stop from an EXIT trap: every wait here is bounded, and the server
 # runs under timeout(1) so that even a killed test leaves no server behind.
 
-httpd=$abs_top_builddir/examples/httpd
+httpd=$abs_top_builddir/bench/httpd
 # The longest a server may live, whatever happens to the test.
 HTTPD_LIFETIME=${HTTPD_LIFETIME:-300}
 

@@ -1,6 +1,6 @@
 /*
- * The request-head parser of examples/httpd and the /bytes/N body (see
- * http.h).  The grammar is RFC 9112's, kept strict where leniency lets a
+ * The request-head parser of bench/httpd and the /bytes/N body (see
+ * httpd-proto.h).  The grammar is RFC 9112's, kept strict where leniency lets a
  * request mean two things (bare LF, whitespace before a colon, folded
  * lines, conflicting lengths): a server that guesses there is one that
  * request smuggling goes through.
@@ -9,7 +9,7 @@
  */
 #include "config.h"
 
-#include "http.h"
+#include "httpd-proto.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /*
- * Names and self-description of the allocators of examples/httpd (see
+ * Names and self-description of the allocators of bench/httpd (see
  * httpd-alloc.h).
  *
  * SPDX-License-Identifier: MIT

@@ -1,5 +1,5 @@
 /*
- * The request-head parser and the /bytes body of examples/http.c, on their
+ * The request-head parser and the /bytes body of bench/httpd-proto.c, on their
  * own: every case a table row, every prefix of every valid head checked to
  * be "incomplete" (never an error, never done too early), and the body
  * generator checked against its byte-at-a-time definition.
@@ -8,7 +8,7 @@
  */
 #include "config.h"
 
-#include "../http.h"
+#include "../httpd-proto.h"
 
 #include <stdio.h>
 #include <stdlib.h>

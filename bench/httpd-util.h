@@ -1,11 +1,11 @@
 /*
- * Command-line pieces the example programs share: examples/httpd,
- * examples/curl-pool and the test client examples/tests/httpd-client.
+ * Command-line pieces bench/httpd and its test client,
+ * bench/tests/httpd-client, share.
  *
  * SPDX-License-Identifier: MIT
  */
-#ifndef EXAMPLES_UTIL_H
-#define EXAMPLES_UTIL_H
+#ifndef BENCH_HTTPD_UTIL_H
+#define BENCH_HTTPD_UTIL_H
 
 #include <getopt.h>
 #include <stdio.h>
