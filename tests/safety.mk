@@ -16,6 +16,8 @@
 #	                           tools/shiftpool-analyze on it when built
 #	tests/safety-stats-print   pool_stats_print(), text and JSON
 #	tests/safety-fork          200 forks while 4 threads hammer a pool
+#	tests/safety-stats-exit    POOL_PER_THREAD pool_stats() exact while
+#	                           threads exit
 #
 # tests/safety-valgrind-suite.sh is not run by `make check`: it runs the
 # Check runner (or any test program) under memcheck with zero suppressions;
@@ -28,7 +30,8 @@ SAFETY_TESTS = \
 	tests/safety-debug \
 	tests/safety-trace \
 	tests/safety-stats-print \
-	tests/safety-fork
+	tests/safety-fork \
+	tests/safety-stats-exit
 
 check_PROGRAMS += \
 	tests/safety-uaf \
@@ -37,7 +40,8 @@ check_PROGRAMS += \
 	tests/safety-debug \
 	tests/safety-trace \
 	tests/safety-stats-print \
-	tests/safety-fork
+	tests/safety-fork \
+	tests/safety-stats-exit
 TESTS += $(SAFETY_TESTS)
 dist_noinst_SCRIPTS += tests/safety-valgrind.sh tests/safety-valgrind-suite.sh
 
@@ -64,6 +68,10 @@ tests_safety_stats_print_LDADD = src/libshiftpool.la
 
 tests_safety_fork_SOURCES = tests/safety-fork.c tests/safety-util.h
 tests_safety_fork_LDADD = src/libshiftpool.la
+
+tests_safety_stats_exit_SOURCES = tests/safety-stats-exit.c \
+	tests/safety-util.h
+tests_safety_stats_exit_LDADD = src/libshiftpool.la
 
 # The valgrind test needs its program built before it runs (make check
 # builds check_PROGRAMS first; this is for `make check TESTS=...` alone).
