@@ -18,6 +18,9 @@
 #	tests/safety-fork          200 forks while 4 threads hammer a pool
 #	tests/safety-stats-exit    POOL_PER_THREAD pool_stats() exact while
 #	                           threads exit
+#	tests/safety-handler       a misuse handler calls back into the pool
+#	                           that reported, from every report path, while
+#	                           another thread goes on using that pool
 #
 # tests/safety-valgrind-suite.sh is not run by `make check`: it runs the
 # Check runner (or any test program) under memcheck with zero suppressions;
@@ -31,7 +34,8 @@ SAFETY_TESTS = \
 	tests/safety-trace \
 	tests/safety-stats-print \
 	tests/safety-fork \
-	tests/safety-stats-exit
+	tests/safety-stats-exit \
+	tests/safety-handler
 
 check_PROGRAMS += \
 	tests/safety-uaf \
@@ -41,7 +45,8 @@ check_PROGRAMS += \
 	tests/safety-trace \
 	tests/safety-stats-print \
 	tests/safety-fork \
-	tests/safety-stats-exit
+	tests/safety-stats-exit \
+	tests/safety-handler
 TESTS += $(SAFETY_TESTS)
 dist_noinst_SCRIPTS += tests/safety-valgrind.sh tests/safety-valgrind-suite.sh
 
@@ -72,6 +77,9 @@ tests_safety_fork_LDADD = src/libshiftpool.la
 tests_safety_stats_exit_SOURCES = tests/safety-stats-exit.c \
 	tests/safety-util.h
 tests_safety_stats_exit_LDADD = src/libshiftpool.la
+
+tests_safety_handler_SOURCES = tests/safety-handler.c tests/safety-util.h
+tests_safety_handler_LDADD = src/libshiftpool.la
 
 # The valgrind test needs its program built before it runs (make check
 # builds check_PROGRAMS first; this is for `make check TESTS=...` alone).
