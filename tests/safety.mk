@@ -21,6 +21,8 @@
 #	tests/safety-handler       a misuse handler calls back into the pool
 #	                           that reported, from every report path, while
 #	                           another thread goes on using that pool
+#	tests/safety-handler-switch  handlers switched while reports are
+#	                           under way: each gets its own argument
 #
 # tests/safety-valgrind-suite.sh is not run by `make check`: it runs the
 # Check runner (or any test program) under memcheck with zero suppressions;
@@ -35,7 +37,8 @@ SAFETY_TESTS = \
 	tests/safety-stats-print \
 	tests/safety-fork \
 	tests/safety-stats-exit \
-	tests/safety-handler
+	tests/safety-handler \
+	tests/safety-handler-switch
 
 check_PROGRAMS += \
 	tests/safety-uaf \
@@ -46,7 +49,8 @@ check_PROGRAMS += \
 	tests/safety-stats-print \
 	tests/safety-fork \
 	tests/safety-stats-exit \
-	tests/safety-handler
+	tests/safety-handler \
+	tests/safety-handler-switch
 TESTS += $(SAFETY_TESTS)
 dist_noinst_SCRIPTS += tests/safety-valgrind.sh tests/safety-valgrind-suite.sh
 
@@ -80,6 +84,10 @@ tests_safety_stats_exit_LDADD = src/libshiftpool.la
 
 tests_safety_handler_SOURCES = tests/safety-handler.c tests/safety-util.h
 tests_safety_handler_LDADD = src/libshiftpool.la
+
+tests_safety_handler_switch_SOURCES = tests/safety-handler-switch.c \
+	tests/safety-util.h
+tests_safety_handler_switch_LDADD = src/libshiftpool.la
 
 # The valgrind test needs its program built before it runs (make check
 # builds check_PROGRAMS first; this is for `make check TESTS=...` alone).
