@@ -23,6 +23,10 @@
 #	                           another thread goes on using that pool
 #	tests/safety-handler-switch  handlers switched while reports are
 #	                           under way: each gets its own argument
+#	tests/safety-setuid.sh     a set-user-ID program ignores
+#	                           SHIFTPOOL_TRACE and SHIFTPOOL_DEBUG (runs
+#	                           tests/safety-setuid-helper); SKIP unless
+#	                           root, with setpriv, on a suid file system
 #
 # tests/safety-valgrind-suite.sh is not run by `make check`: it runs the
 # Check runner (or any test program) under memcheck with zero suppressions;
@@ -38,7 +42,8 @@ SAFETY_TESTS = \
 	tests/safety-fork \
 	tests/safety-stats-exit \
 	tests/safety-handler \
-	tests/safety-handler-switch
+	tests/safety-handler-switch \
+	tests/safety-setuid.sh
 
 check_PROGRAMS += \
 	tests/safety-uaf \
@@ -50,9 +55,11 @@ check_PROGRAMS += \
 	tests/safety-fork \
 	tests/safety-stats-exit \
 	tests/safety-handler \
-	tests/safety-handler-switch
+	tests/safety-handler-switch \
+	tests/safety-setuid-helper
 TESTS += $(SAFETY_TESTS)
-dist_noinst_SCRIPTS += tests/safety-valgrind.sh tests/safety-valgrind-suite.sh
+dist_noinst_SCRIPTS += tests/safety-valgrind.sh tests/safety-valgrind-suite.sh \
+	tests/safety-setuid.sh
 
 # Run under valgrind by a script: the real binary, not a libtool wrapper.
 tests_safety_uaf_SOURCES = tests/safety-uaf.c tests/safety-util.h
@@ -89,9 +96,17 @@ tests_safety_handler_switch_SOURCES = tests/safety-handler-switch.c \
 	tests/safety-util.h
 tests_safety_handler_switch_LDADD = src/libshiftpool.la
 
+# Copied and made set-user-ID by a script: a program that needs no
+# uninstalled shared library (the dynamic loader ignores LD_LIBRARY_PATH
+# in a set-user-ID program).
+tests_safety_setuid_helper_SOURCES = tests/safety-setuid-helper.c
+tests_safety_setuid_helper_LDADD = src/libshiftpool.la
+tests_safety_setuid_helper_LDFLAGS = $(AM_LDFLAGS) -static
+
 # The valgrind test needs its program built before it runs (make check
 # builds check_PROGRAMS first; this is for `make check TESTS=...` alone).
 tests/safety-valgrind.log: tests/safety-uaf$(EXEEXT)
+tests/safety-setuid.log: tests/safety-setuid-helper$(EXEEXT)
 
 # The Check runner under memcheck (CI; minutes, not part of make check).
 safety-valgrind-suite: all
