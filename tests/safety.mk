@@ -16,6 +16,9 @@
 #	                           tools/shiftpool-analyze on it when built
 #	tests/safety-stats-print   pool_stats_print(), text and JSON
 #	tests/safety-fork          200 forks while 4 threads hammer a pool
+#	tests/safety-fork-trace    250 forks with the trace on while threads
+#	                           hammer pools of every mode: no child hangs,
+#	                           every record whole, once, in its place
 #	tests/safety-stats-exit    POOL_PER_THREAD pool_stats() exact while
 #	                           threads exit
 #	tests/safety-handler       a misuse handler calls back into the pool
@@ -40,6 +43,7 @@ SAFETY_TESTS = \
 	tests/safety-trace \
 	tests/safety-stats-print \
 	tests/safety-fork \
+	tests/safety-fork-trace \
 	tests/safety-stats-exit \
 	tests/safety-handler \
 	tests/safety-handler-switch \
@@ -53,6 +57,7 @@ check_PROGRAMS += \
 	tests/safety-trace \
 	tests/safety-stats-print \
 	tests/safety-fork \
+	tests/safety-fork-trace \
 	tests/safety-stats-exit \
 	tests/safety-handler \
 	tests/safety-handler-switch \
@@ -84,6 +89,10 @@ tests_safety_stats_print_LDADD = src/libshiftpool.la
 
 tests_safety_fork_SOURCES = tests/safety-fork.c tests/safety-util.h
 tests_safety_fork_LDADD = src/libshiftpool.la
+
+tests_safety_fork_trace_SOURCES = tests/safety-fork-trace.c \
+	tests/safety-util.h
+tests_safety_fork_trace_LDADD = src/libshiftpool.la
 
 tests_safety_stats_exit_SOURCES = tests/safety-stats-exit.c \
 	tests/safety-util.h
