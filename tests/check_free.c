@@ -116,8 +116,8 @@ START_TEST(test_free_orders)
 		/* Free all of them, in this test's order. */
 		void *order_of_free[COUNT];
 		for (size_t i = 0; i < COUNT; i++)
-			order_of_free[i] = sorted[order == REVERSE ? COUNT - 1 - i
-			                                           : i];
+			order_of_free[i] =
+			    sorted[order == REVERSE ? COUNT - 1 - i : i];
 		if (order == SHUFFLED)
 			shuffle_pointers(order_of_free, COUNT,
 			                 (uint64_t)round * 7919 + 17);
@@ -129,7 +129,8 @@ START_TEST(test_free_orders)
 		/* Take them all again: the same set, no duplicate, no
 		 * fallback, and then the pool is full again. */
 		void **again = take_every_block(pool, BLOCK);
-		ck_assert_ptr_eq(assert_region_blocks(again, COUNT, BLOCK), base);
+		ck_assert_ptr_eq(assert_region_blocks(again, COUNT, BLOCK),
+		                 base);
 		for (size_t i = 0; i < COUNT; i++)
 			ck_assert_ptr_eq(again[i], sorted[i]);
 		assert_exhausted(pool);
@@ -153,15 +154,15 @@ END_TEST
  */
 #define CLIENTS 10
 #define BUFFERS 256 /* per client: POOL_PER_THREAD spans of 32 blocks */
-#define ROUNDS 6
+#define ROUNDS  6
 
 START_TEST(test_free_client_order)
 {
-	static const size_t leave[CLIENTS] = { 3, 0, 5, 1, 6, 2, 4, 9, 8, 7 };
+	static const size_t leave[CLIENTS] = {3, 0, 5, 1, 6, 2, 4, 9, 8, 7};
 	int mode = test_modes[_i];
 	const size_t count = CLIENTS * BUFFERS;
 	pool_t *pool = test_pool(BLOCK, count, mode);
-	uint64_t (*held)[BUFFERS] = calloc(CLIENTS, sizeof(*held));
+	uint64_t(*held)[BUFFERS] = calloc(CLIENTS, sizeof(*held));
 	void **blocks = malloc(count * sizeof(*blocks));
 
 	ck_assert_ptr_nonnull(held);
@@ -227,7 +228,8 @@ START_TEST(test_free_partial)
 	}
 	assert_exhausted(pool);
 	for (size_t i = 0; i < COUNT; i++)
-		assert_bytes(blocks[i], BLOCK, (unsigned char)i, "a live block");
+		assert_bytes(blocks[i], BLOCK, (unsigned char)i,
+		             "a live block");
 
 	void *sorted[COUNT];
 	memcpy(sorted, blocks, sizeof(sorted));
@@ -248,8 +250,10 @@ START_TEST(test_reuse_after_free)
 		pool_free(pool, block);
 		void *again = round & 1 ? pool_calloc(pool, 1, BLOCK)
 		                        : pool_malloc(pool, BLOCK);
-		ck_assert_msg(again == block, "round %d: got %p, not the one "
-		              "block %p", round, again, block);
+		ck_assert_msg(again == block,
+		              "round %d: got %p, not the one "
+		              "block %p",
+		              round, again, block);
 		if (round & 1)
 			assert_bytes(again, BLOCK, 0, "reused calloc");
 	}
@@ -265,7 +269,7 @@ START_TEST(test_interleaved)
 {
 	int mode = test_modes[_i];
 	pool_t *pool = test_pool(BLOCK, COUNT, mode);
-	void *held[COUNT] = { 0 };
+	void *held[COUNT] = {0};
 	size_t live = 0;
 	uint64_t seed = 42;
 
@@ -275,9 +279,10 @@ START_TEST(test_interleaved)
 		size_t slot = (size_t)(test_random(&seed) % COUNT);
 		if (held[slot] == NULL) {
 			held[slot] = pool_malloc(pool, BLOCK);
-			expect(pool_owns(pool, held[slot]) == 1,
-			       "step %d: %p is not a pool block, %zu of %d in use",
-			       step, held[slot], live, COUNT);
+			expect(
+			    pool_owns(pool, held[slot]) == 1,
+			    "step %d: %p is not a pool block, %zu of %d in use",
+			    step, held[slot], live, COUNT);
 			memset(held[slot], (int)slot, BLOCK);
 			live++;
 		} else {
