@@ -156,6 +156,12 @@ END_TEST
 #define BUFFERS 256 /* per client: POOL_PER_THREAD spans of 32 blocks */
 #define ROUNDS  6
 
+/* What buffer b of client c holds in a round: unique in the test. */
+static uint64_t buffer_tag(int round, size_t c, size_t b)
+{
+	return (uint64_t)round << 32 | (uint64_t)(c * BUFFERS + b);
+}
+
 START_TEST(test_free_client_order)
 {
 	static const size_t leave[CLIENTS] = {3, 0, 5, 1, 6, 2, 4, 9, 8, 7};
@@ -172,10 +178,13 @@ START_TEST(test_free_client_order)
 		for (size_t c = 0; c < CLIENTS; c++)
 			for (size_t b = 0; b < BUFFERS; b++) {
 				uint64_t *p = pool_calloc(pool, 1, BLOCK);
-				ck_assert_int_eq(pool_owns(pool, p), 1);
-				ck_assert_uint_eq(p[0], 0);
-				ck_assert_uint_eq(p[BLOCK / 8 - 1], 0);
-				p[0] = (uint64_t)round << 32 | c * BUFFERS + b;
+				expect(
+				    pool_owns(pool, p) == 1 && p[0] == 0 &&
+				        p[BLOCK / 8 - 1] == 0,
+				    "round %d, client %zu, buffer %zu: %p is "
+				    "not a zeroed block of the pool",
+				    round, c, b, (void *)p);
+				p[0] = buffer_tag(round, c, b);
 				p[BLOCK / 8 - 1] = ~p[0];
 				held[c][b] = (uint64_t)(uintptr_t)p;
 				blocks[c * BUFFERS + b] = p;
@@ -192,9 +201,12 @@ START_TEST(test_free_client_order)
 				size_t c = leave[(i + (size_t)round) % CLIENTS];
 				size_t b = round & 1 ? BUFFERS - 1 - j : j;
 				uint64_t *p = (uint64_t *)(uintptr_t)held[c][b];
-				ck_assert_uint_eq(p[0], (uint64_t)round << 32 |
-				                            c * BUFFERS + b);
-				ck_assert_uint_eq(p[BLOCK / 8 - 1], ~p[0]);
+				expect(
+				    p[0] == buffer_tag(round, c, b) &&
+				        p[BLOCK / 8 - 1] == ~p[0],
+				    "round %d, client %zu, buffer %zu: %p was "
+				    "overwritten",
+				    round, c, b, (void *)p);
 				pool_free(pool, p);
 			}
 		pool_stats_t st = stats_of(pool);

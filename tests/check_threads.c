@@ -622,22 +622,17 @@ Suite *threads_suite(void)
 
 	/* Loop index + TEST_FIRST_CONCURRENT_MODE is the mode. */
 	tc = test_tcase(s, "hammer");
-	/* A guard against a hang, not a speed limit. */
-	tcase_set_timeout(tc, 60);
 	test_add_concurrent_modes(tc, test_hammer);
 
 	tc = test_tcase(s, "churn");
-	tcase_set_timeout(tc, 60);
 	test_add_concurrent_modes(tc, test_churn);
 
 	tc = test_tcase(s, "capacity");
-	tcase_set_timeout(tc, 30);
 	test_add_concurrent_modes(tc, test_capacity_shared);
 	test_add_concurrent_modes(tc, test_capacity_free_only_thread);
 
 	/* Threads one after another: every mode. */
 	tc = test_tcase(s, "lifetime");
-	tcase_set_timeout(tc, 30);
 	test_add_every_mode(tc, test_destroy_before_thread_exit);
 
 	return s;
