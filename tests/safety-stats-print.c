@@ -6,8 +6,12 @@
  * keys, string or unsigned integer values, no duplicate key), and both are
  * compared with pool_stats() and with the numbers the sequence must give.
  * When python3 is installed, it parses the JSON too (json.loads) and checks
- * the same numbers.  Errors: NULL pool or stream, an unknown format
- * (EINVAL), a stream that cannot be written (EIO).
+ * the same numbers.  The output goes to a real file, read back after the
+ * call: pool_stats_print() must have written it all by the time it
+ * returns 0.  Errors: NULL pool or stream, an unknown format (EINVAL), a
+ * stream that cannot be written: read-only, /dev/full, and a stream whose
+ * every write fails (EIO, from the call itself and not only from a later
+ * fclose()).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -24,8 +28,8 @@
 /* The counters, by name, as both formats spell them. */
 #define FIELDS 9
 static const char *const names[FIELDS] = {
-	"mode",   "block_size", "block_count",     "in_use",        "peak_in_use",
-	"allocs", "frees",      "fallback_allocs", "fallback_frees"};
+    "mode",   "block_size", "block_count",     "in_use",        "peak_in_use",
+    "allocs", "frees",      "fallback_allocs", "fallback_frees"};
 
 struct values {
 	char mode[32];
@@ -36,7 +40,8 @@ struct values {
 static int name_index(const char *name, size_t len)
 {
 	for (int i = 0; i < FIELDS; i++)
-		if (strlen(names[i]) == len && strncmp(names[i], name, len) == 0)
+		if (strlen(names[i]) == len &&
+		    strncmp(names[i], name, len) == 0)
 			return i;
 	return -1;
 }
@@ -45,7 +50,8 @@ static int name_index(const char *name, size_t len)
  * (JSON's rule); returns the end or NULL. */
 static const char *parse_number(const char *s, uint64_t *out)
 {
-	if (!isdigit((unsigned char)*s) || (s[0] == '0' && isdigit((unsigned char)s[1])))
+	if (!isdigit((unsigned char)*s) ||
+	    (s[0] == '0' && isdigit((unsigned char)s[1])))
 		return NULL;
 	uint64_t v = 0;
 	while (isdigit((unsigned char)*s)) {
@@ -86,7 +92,8 @@ static bool parse_text(const char *text, struct values *v, const char *ctx)
 			         (int)(end - val), val);
 		} else if (parse_number(val, &v->n[i]) != end) {
 			safety_fail(__FILE__, __LINE__,
-			            "%s: text: %s is not a number", ctx, names[i]);
+			            "%s: text: %s is not a number", ctx,
+			            names[i]);
 			return false;
 		}
 		v->seen[i]++;
@@ -99,11 +106,11 @@ static bool parse_text(const char *text, struct values *v, const char *ctx)
 static bool parse_json(const char *s, struct values *v, const char *ctx)
 {
 	memset(v, 0, sizeof *v);
-#define JSON_FAIL(what)                                                      \
-	do {                                                                 \
-		safety_fail(__FILE__, __LINE__, "%s: JSON: %s at \"%.20s\"", \
-		            ctx, what, s);                                   \
-		return false;                                                \
+#define JSON_FAIL(what)                                                        \
+	do {                                                                   \
+		safety_fail(__FILE__, __LINE__, "%s: JSON: %s at \"%.20s\"",   \
+		            ctx, what, s);                                     \
+		return false;                                                  \
 	} while (0)
 	if (*s++ != '{')
 		JSON_FAIL("no '{'");
@@ -111,7 +118,8 @@ static bool parse_json(const char *s, struct values *v, const char *ctx)
 		if (*s++ != '"')
 			JSON_FAIL("no key");
 		const char *key = s;
-		while (*s && *s != '"' && *s != '\\' && (unsigned char)*s >= 0x20)
+		while (*s && *s != '"' && *s != '\\' &&
+		       (unsigned char)*s >= 0x20)
 			s++;
 		if (*s != '"')
 			JSON_FAIL("bad key");
@@ -156,19 +164,75 @@ static bool parse_json(const char *s, struct values *v, const char *ctx)
 #undef JSON_FAIL
 }
 
-/* Prints to memory; returns the text (free it). */
+/* Prints to a temporary file and reads back what reached it, without
+ * flushing first; returns the text (free it), NULL when there is none. */
 static char *print(const pool_t *pool, int format)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	REQUIRE(f != NULL, "open_memstream");
+	FILE *f = tmpfile();
+	REQUIRE(f != NULL, "tmpfile: %s", strerror(errno));
 	errno = 0;
 	int rc = pool_stats_print(pool, f, format);
-	fclose(f);
 	CHECK(rc == 0, "pool_stats_print(format %d) returned %d, errno %d",
 	      format, rc, errno);
+	/* What the file holds, through its own descriptor: stdio's buffer
+	 * does not count. */
+	int fd = fileno(f);
+	off_t len = lseek(fd, 0, SEEK_END);
+	REQUIRE(len >= 0 && len < 4096, "lseek: %s", strerror(errno));
+	char *buf = calloc(1, (size_t)len + 1);
+	REQUIRE(buf != NULL, "calloc");
+	CHECK(pread(fd, buf, (size_t)len, 0) == len, "pread: %s",
+	      strerror(errno));
+	CHECK(len > 0,
+	      "format %d: nothing reached the file when "
+	      "pool_stats_print() returned",
+	      format);
+	fclose(f);
+	if (len == 0) {
+		free(buf);
+		return NULL; /* nothing to parse: failed above */
+	}
 	return buf;
+}
+
+/* A stream every write of which fails, as on a full disk. */
+static ssize_t write_nospace(void *cookie, const char *buf, size_t size)
+{
+	(void)cookie, (void)buf, (void)size;
+	errno = ENOSPC;
+	return -1;
+}
+
+/* pool_stats_print() to a stream that takes the text into its buffer
+ * but fails when the buffer is written: the call must say so itself. */
+static void check_write_failure(const pool_t *pool, const char *mode)
+{
+	for (int format = 0; format < 2; format++) {
+		FILE *full = fopen("/dev/full", "w");
+		if (full == NULL) {
+			printf("%s: no /dev/full (%s): the failing stream "
+			       "below stands in for it\n",
+			       mode, strerror(errno));
+		} else {
+			errno = 0;
+			int rc = pool_stats_print(pool, full, format);
+			CHECK(rc == -1 && errno == EIO,
+			      "%s: /dev/full, format %d: returned %d, errno "
+			      "%d (%s), expected -1 and EIO",
+			      mode, format, rc, errno, strerror(errno));
+			fclose(full);
+		}
+		cookie_io_functions_t io = {.write = write_nospace};
+		FILE *failing = fopencookie(NULL, "w", io);
+		REQUIRE(failing != NULL, "fopencookie: %s", strerror(errno));
+		errno = 0;
+		int rc = pool_stats_print(pool, failing, format);
+		CHECK(rc == -1 && errno == EIO,
+		      "%s: a stream whose writes fail, format %d: returned "
+		      "%d, errno %d (%s), expected -1 and EIO",
+		      mode, format, rc, errno, strerror(errno));
+		fclose(failing);
+	}
 }
 
 static void compare(const struct values *v, const uint64_t *want,
@@ -180,8 +244,9 @@ static void compare(const struct values *v, const uint64_t *want,
 	CHECK(strcmp(v->mode, mode) == 0, "%s: mode \"%s\", expected \"%s\"",
 	      ctx, v->mode, mode);
 	for (int i = 1; i < FIELDS; i++)
-		CHECK(v->n[i] == want[i], "%s: %s = %" PRIu64 ", expected %" PRIu64,
-		      ctx, names[i], v->n[i], want[i]);
+		CHECK(v->n[i] == want[i],
+		      "%s: %s = %" PRIu64 ", expected %" PRIu64, ctx, names[i],
+		      v->n[i], want[i]);
 }
 
 static bool have_python(void)
@@ -246,9 +311,8 @@ int main(void)
 
 	for (size_t m = 0; m < SAFETY_MODE_COUNT; m++) {
 		const struct safety_mode *mode = &safety_modes[m];
-		const char *mode_name = mode->flag == POOL_PER_THREAD
-		                            ? "per-thread"
-		                            : mode->name;
+		const char *mode_name =
+		    mode->flag == POOL_PER_THREAD ? "per-thread" : mode->name;
 		pool_t *pool = pool_init(BLOCK, COUNT, mode->flag);
 		REQUIRE(pool != NULL, "pool_init");
 
@@ -290,8 +354,8 @@ int main(void)
 
 		pool_stats_t st = safety_stats(pool);
 		uint64_t from_stats[FIELDS] = {
-		    0,         st.block_size, st.block_count,
-		    st.in_use, st.peak_in_use, st.allocs,
+		    0,         st.block_size,      st.block_count,
+		    st.in_use, st.peak_in_use,     st.allocs,
 		    st.frees,  st.fallback_allocs, st.fallback_frees};
 		char ctx[64];
 		snprintf(ctx, sizeof ctx, "%s, pool_stats", mode->name);
@@ -339,6 +403,7 @@ int main(void)
 			      mode->name, format, errno);
 		}
 		fclose(ro);
+		check_write_failure(pool, mode->name);
 
 		for (int i = 0; i < COUNT + 3; i++)
 			pool_free(pool, p[i]);

@@ -1,8 +1,9 @@
 /*
  * Helpers shared by the safety-* tests (tests/safety.mk): the modes, a
- * misuse handler that records instead of aborting, failure counting, and
- * raw access to a block the pool has poisoned (the tests write into free
- * blocks on purpose).  Header only: each test is one translation unit.
+ * misuse handler that records instead of aborting, failure counting, raw
+ * access to a block the pool has poisoned (the tests write into free
+ * blocks on purpose), and a bounded wait for a child process.  Header
+ * only: each test is one translation unit.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -13,6 +14,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -20,12 +22,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
 
 #include "shiftpool.h"
 
 #ifdef SHIFTPOOL_ASAN
 #include <sanitizer/asan_interface.h>
-#define SAFETY_NO_ASAN \
+#define SAFETY_NO_ASAN                                                         \
 	static __attribute__((noinline, unused, no_sanitize_address))
 #else
 #define SAFETY_NO_ASAN static __attribute__((noinline, unused))
@@ -45,9 +50,9 @@ struct safety_mode {
 };
 
 static const struct safety_mode safety_modes[] __attribute__((unused)) = {
-	{POOL_SINGLE, "single"},
-	{POOL_LOCKED, "locked"},
-	{POOL_PER_THREAD, "per-thread"},
+    {POOL_SINGLE, "single"},
+    {POOL_LOCKED, "locked"},
+    {POOL_PER_THREAD, "per-thread"},
 };
 #define SAFETY_MODE_COUNT (sizeof safety_modes / sizeof safety_modes[0])
 
@@ -68,25 +73,25 @@ safety_fail(const char *file, int line, const char *format, ...)
 }
 
 /* CHECK(cond, "context %d", x): counts a failure, goes on. */
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "%s:%d: check failed: %s\n",         \
-			        __FILE__, __LINE__, #cond);                  \
-			safety_fail(__FILE__, __LINE__, __VA_ARGS__);        \
-		}                                                            \
+#define CHECK(cond, ...)                                                       \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
+			        __LINE__, #cond);                              \
+			safety_fail(__FILE__, __LINE__, __VA_ARGS__);          \
+		}                                                              \
 	} while (0)
 
 /* REQUIRE: as CHECK, but the test cannot go on: exit 1 (99 is "hard
  * error" to automake; a broken precondition is a plain failure here). */
-#define REQUIRE(cond, ...)                                                   \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "%s:%d: requirement failed: %s\n",   \
-			        __FILE__, __LINE__, #cond);                  \
-			safety_fail(__FILE__, __LINE__, __VA_ARGS__);        \
-			exit(1);                                             \
-		}                                                            \
+#define REQUIRE(cond, ...)                                                     \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "%s:%d: requirement failed: %s\n",     \
+			        __FILE__, __LINE__, #cond);                    \
+			safety_fail(__FILE__, __LINE__, __VA_ARGS__);          \
+			exit(1);                                               \
+		}                                                              \
 	} while (0)
 
 /* The exit status of a test: 0 when nothing failed. */
@@ -94,7 +99,8 @@ SAFETY_FN int safety_result(const char *name)
 {
 	unsigned n = atomic_load(&safety_failures);
 	if (n)
-		fprintf(stderr, "%s: %u failure%s\n", name, n, n == 1 ? "" : "s");
+		fprintf(stderr, "%s: %u failure%s\n", name, n,
+		        n == 1 ? "" : "s");
 	else
 		printf("%s: all checks passed\n", name);
 	return n ? 1 : 0;
@@ -116,7 +122,7 @@ struct safety_reports {
 static struct safety_reports safety_seen;
 
 SAFETY_FN void safety_record(const pool_t *pool, const char *function,
-                          const void *ptr, enum pool_error error, void *arg)
+                             const void *ptr, enum pool_error error, void *arg)
 {
 	(void)arg;
 	unsigned e = (unsigned)error < SAFETY_MAX_ERROR ? (unsigned)error : 0;
@@ -159,25 +165,22 @@ SAFETY_FN void safety_record_reports(void)
 /* Byte access to memory the pool may have poisoned for ASan: the tests
  * play the buggy program here, and must not be stopped by ASan for it. */
 SAFETY_NO_ASAN void safety_raw_write(void *p, size_t offset,
-                                            unsigned char value)
+                                     unsigned char value)
 {
 	((volatile unsigned char *)p)[offset] = value;
 }
 
-SAFETY_NO_ASAN unsigned char safety_raw_read(const void *p,
-                                                    size_t offset)
+SAFETY_NO_ASAN unsigned char safety_raw_read(const void *p, size_t offset)
 {
 	return ((const volatile unsigned char *)p)[offset];
 }
 
-SAFETY_NO_ASAN void safety_raw_write_word(void *p, size_t word,
-                                                 uintptr_t value)
+SAFETY_NO_ASAN void safety_raw_write_word(void *p, size_t word, uintptr_t value)
 {
 	((volatile uintptr_t *)p)[word] = value;
 }
 
-SAFETY_NO_ASAN uintptr_t safety_raw_read_word(const void *p,
-                                                     size_t word)
+SAFETY_NO_ASAN uintptr_t safety_raw_read_word(const void *p, size_t word)
 {
 	return ((const volatile uintptr_t *)p)[word];
 }
@@ -192,6 +195,40 @@ SAFETY_FN pool_stats_t safety_stats(const pool_t *pool)
 		memset(&st, 0, sizeof st);
 	}
 	return st;
+}
+
+/* ------------------------------------------------------------ children */
+
+/* Seconds on the monotonic clock: for reports, never for a verdict. */
+SAFETY_FN double safety_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Waits for a child at most `seconds`, a bound far above any normal run
+ * that only turns a hang into a failure; kills it and returns false when
+ * the bound passes.  *status is waitpid()'s, or -1 when waiting failed. */
+SAFETY_FN bool safety_wait_bounded(pid_t pid, int *status, int seconds)
+{
+	struct timespec nap = {0, 200 * 1000};
+	double deadline = safety_now() + seconds;
+	while (safety_now() < deadline) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+		if (w == pid)
+			return true;
+		if (w < 0 && errno != EINTR) {
+			*status = -1;
+			return true;
+		}
+		nanosleep(&nap, NULL);
+		if (nap.tv_nsec < 10 * 1000 * 1000)
+			nap.tv_nsec *= 2;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, status, 0);
+	return false;
 }
 
 #endif /* SAFETY_UTIL_H */

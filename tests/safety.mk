@@ -19,6 +19,20 @@
 #	tests/safety-wrong-pool    a pointer of another pool: reported, never
 #	                           handed to free()
 #	tests/safety-guard         a write off either end of the region faults
+#	tests/safety-fork-trace    250 forks with the trace on while threads
+#	                           hammer pools of every mode: no child hangs,
+#	                           every record whole, once, in its place
+#	tests/safety-stats-exit    POOL_PER_THREAD pool_stats() exact while
+#	                           threads exit
+#	tests/safety-handler       a misuse handler calls back into the pool
+#	                           that reported, from every report path, while
+#	                           another thread goes on using that pool
+#	tests/safety-handler-switch  handlers switched while reports are
+#	                           under way: each gets its own argument
+#	tests/safety-setuid.sh     a set-user-ID program ignores
+#	                           SHIFTPOOL_TRACE and SHIFTPOOL_DEBUG (runs
+#	                           tests/safety-setuid-helper); SKIP unless
+#	                           root, with setpriv, on a suid file system
 #
 # tests/safety-valgrind-suite.sh is not run by `make check`: it runs the
 # Check runner (or any test program) under memcheck with zero suppressions;
@@ -33,7 +47,12 @@ SAFETY_TESTS = \
 	tests/safety-stats-print \
 	tests/safety-fork \
 	tests/safety-wrong-pool \
-	tests/safety-guard
+	tests/safety-guard \
+	tests/safety-fork-trace \
+	tests/safety-stats-exit \
+	tests/safety-handler \
+	tests/safety-handler-switch \
+	tests/safety-setuid.sh
 
 check_PROGRAMS += \
 	tests/safety-uaf \
@@ -44,9 +63,15 @@ check_PROGRAMS += \
 	tests/safety-stats-print \
 	tests/safety-fork \
 	tests/safety-wrong-pool \
-	tests/safety-guard
+	tests/safety-guard \
+	tests/safety-fork-trace \
+	tests/safety-stats-exit \
+	tests/safety-handler \
+	tests/safety-handler-switch \
+	tests/safety-setuid-helper
 TESTS += $(SAFETY_TESTS)
-dist_noinst_SCRIPTS += tests/safety-valgrind.sh tests/safety-valgrind-suite.sh
+dist_noinst_SCRIPTS += tests/safety-valgrind.sh tests/safety-valgrind-suite.sh \
+	tests/safety-setuid.sh
 
 # Run under valgrind by a script: the real binary, not a libtool wrapper.
 tests_safety_uaf_SOURCES = tests/safety-uaf.c tests/safety-util.h
@@ -79,9 +104,32 @@ tests_safety_wrong_pool_LDADD = src/libshiftpool.la
 tests_safety_guard_SOURCES = tests/safety-guard.c tests/safety-util.h
 tests_safety_guard_LDADD = src/libshiftpool.la
 
+tests_safety_fork_trace_SOURCES = tests/safety-fork-trace.c \
+	tests/safety-util.h
+tests_safety_fork_trace_LDADD = src/libshiftpool.la
+
+tests_safety_stats_exit_SOURCES = tests/safety-stats-exit.c \
+	tests/safety-util.h
+tests_safety_stats_exit_LDADD = src/libshiftpool.la
+
+tests_safety_handler_SOURCES = tests/safety-handler.c tests/safety-util.h
+tests_safety_handler_LDADD = src/libshiftpool.la
+
+tests_safety_handler_switch_SOURCES = tests/safety-handler-switch.c \
+	tests/safety-util.h
+tests_safety_handler_switch_LDADD = src/libshiftpool.la
+
+# Copied and made set-user-ID by a script: a program that needs no
+# uninstalled shared library (the dynamic loader ignores LD_LIBRARY_PATH
+# in a set-user-ID program).
+tests_safety_setuid_helper_SOURCES = tests/safety-setuid-helper.c
+tests_safety_setuid_helper_LDADD = src/libshiftpool.la
+tests_safety_setuid_helper_LDFLAGS = $(AM_LDFLAGS) -static
+
 # The valgrind test needs its program built before it runs (make check
 # builds check_PROGRAMS first; this is for `make check TESTS=...` alone).
 tests/safety-valgrind.log: tests/safety-uaf$(EXEEXT)
+tests/safety-setuid.log: tests/safety-setuid-helper$(EXEEXT)
 
 # The Check runner under memcheck (CI; minutes, not part of make check).
 safety-valgrind-suite: all
