@@ -364,6 +364,9 @@ struct pool {
 	struct thread_cache *caches;
 	/* from caches whose thread exited */
 	struct thread_counters retired;
+	/* the frees pool_stats() reported last: what it reports never goes
+	 * back (thread.c) */
+	_Atomic uint64_t frees_reported;
 
 	/* Debug options (debug.c): the Nth fallback allocation fails (0:
 	 * off). */

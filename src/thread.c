@@ -770,9 +770,24 @@ void thread_stats(struct pool *pool, pool_stats_t *out)
 			    ~atomic_load_explicit(&span->claim[w],
 			                          memory_order_relaxed));
 	}
+	/* The counts and the bits are read at different moments while other
+	 * threads work: allocs first, so the frees derived are never more
+	 * than were made by the end of the reading, and never less than a
+	 * snapshot reported before (frees only grow).  With no thread inside
+	 * a call, both are exact. */
+	uint64_t frees = allocs >= in_use ? allocs - in_use : 0;
+	uint64_t before = atomic_load_explicit(&pool->frees_reported,
+	                                       memory_order_relaxed);
+	while (before < frees &&
+	       !atomic_compare_exchange_weak_explicit(
+	           &pool->frees_reported, &before, frees,
+	           memory_order_relaxed, memory_order_relaxed))
+		;
+	if (before > frees)
+		frees = before < allocs ? before : allocs;
 	out->allocs = allocs;
-	out->in_use = in_use;
-	out->frees = allocs - in_use;
+	out->frees = frees;
+	out->in_use = (size_t)(allocs - frees);
 	out->fallback_allocs = sums[COUNT_FALLBACK_ALLOCS];
 	out->fallback_frees = sums[COUNT_FALLBACK_FREES];
 	out->peak_in_use = touched;
