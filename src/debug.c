@@ -25,9 +25,6 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-/* What a free block holds under HOOK_FILL, but for its live links. */
-#define FILL_BYTE 0xdb
-
 /* ------------------------------------------------------------ helpers */
 
 /* Parses SHIFTPOOL_DEBUG into the pool; returns false for no-valgrind. */
@@ -80,6 +77,22 @@ static void open_block(struct pool *pool, void *block, unsigned hooks)
 	(void)block;
 }
 
+/* The pool is done reading a block it keeps from the program. */
+static void close_block(struct pool *pool, void *block, unsigned hooks)
+{
+#ifdef SHIFTPOOL_ASAN
+	ASAN_POISON_MEMORY_REGION(block, pool->block_size);
+#endif
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+	if (hooks & HOOK_VALGRIND)
+		VALGRIND_MAKE_MEM_NOACCESS(block, pool->block_size);
+#else
+	(void)hooks;
+#endif
+	(void)pool;
+	(void)block;
+}
+
 /* ------------------------------------------------------------ internal API */
 
 void debug_configure(struct pool *pool)
@@ -121,20 +134,28 @@ bool debug_fail_fallback(struct pool *pool)
 	return n == pool->fail_fallback_at;
 }
 
-void hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
+bool hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
                           unsigned hooks)
 {
+	/* Every byte but word 0, the local link just followed: word 1, a
+	 * remote link while the block was on a remote list, was filled again
+	 * when the drain took it off (hooks_block_relinked()). */
 	if ((hooks & HOOK_FILL) && !fresh) {
 		open_block(pool, block, hooks);
-		if (!fill_intact(block, LINK_WORDS * sizeof(uintptr_t),
-		                 pool->block_size))
+		if (!fill_intact(block, sizeof(uintptr_t), pool->block_size)) {
+			/* Quarantined: kept handed out, never given to
+			 * anyone; the caller takes another block. */
+			close_block(pool, block, hooks);
 			report_detected(pool, "pool_malloc", block,
 			                POOL_ERROR_WRITE_AFTER_FREE);
+			return false;
+		}
 	}
 #ifdef HAVE_VALGRIND_MEMCHECK_H
 	if (hooks & HOOK_VALGRIND)
 		VALGRIND_MALLOCLIKE_BLOCK(block, pool->block_size, 0, fresh);
 #endif
+	return true;
 }
 
 void hooks_block_in_slow(struct pool *pool, void *block, unsigned hooks)

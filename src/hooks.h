@@ -25,30 +25,43 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-/* A block is handed out for size bytes (fresh: never used before). */
-POOL_INLINE void hooks_block_out(struct pool *pool, void *block, size_t size,
+/* A block is handed out for size bytes (fresh: never used before); false
+ * when it is quarantined instead (hooks_block_out_slow()). */
+POOL_INLINE bool hooks_block_out(struct pool *pool, void *block, size_t size,
                                  bool fresh, unsigned hooks)
 {
-	if (unlikely(hooks))
-		hooks_block_out_slow(pool, block, fresh, hooks);
+	if (unlikely(hooks) &&
+	    !hooks_block_out_slow(pool, block, fresh, hooks))
+		return false;
 #ifdef SHIFTPOOL_ASAN
 	ASAN_POISON_MEMORY_REGION(block, pool->block_size);
 	ASAN_UNPOISON_MEMORY_REGION(block, size);
 #else
 	(void)size;
 #endif
+	return true;
 }
 
 /* A block handed out for size bytes, in every mode: the hooks, then the
  * zeroing.  A never-used block is still zero from the mapping; a recycled
- * one needs only the requested bytes. */
+ * one needs only the requested bytes.  NULL when the hooks quarantined
+ * the block (never without hooks). */
 POOL_INLINE void *block_out(struct pool *pool, void *block, size_t size,
                             bool zero, bool fresh, unsigned hooks)
 {
-	hooks_block_out(pool, block, size, fresh, hooks);
+	if (!hooks_block_out(pool, block, size, fresh, hooks))
+		return NULL;
 	if (zero && !fresh)
 		return memset(block, 0, size);
 	return block;
+}
+
+/* A free block leaves a remote list for a local one: word 1 no longer
+ * holds a link, and holds the fill pattern again. */
+POOL_INLINE void hooks_block_relinked(void *block, unsigned hooks)
+{
+	if (unlikely(hooks & HOOK_FILL))
+		link_word_store(block, 1, FILL_WORD, hooks);
 }
 
 /* A handed-out block is about to go back on a free list. */

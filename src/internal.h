@@ -487,8 +487,10 @@ void debug_block_dies(struct pool *pool, void *block);
 /* Whether the debug options make this fallback allocation fail. */
 bool debug_fail_fallback(struct pool *pool);
 /* The out-of-line halves of hooks_block_out() and hooks_block_in()
- * (hooks.h): a block goes out (fresh: never used before) or comes back. */
-POOL_COLD void hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
+ * (hooks.h): a block goes out (fresh: never used before), or false when
+ * the fill pattern shows it was written after it was freed: it is then
+ * reported and quarantined; or a block comes back. */
+POOL_COLD bool hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
                                     unsigned hooks);
 POOL_COLD void hooks_block_in_slow(struct pool *pool, void *block,
                                    unsigned hooks);

@@ -27,6 +27,10 @@
 /* Words 0 and 1 of a free block hold the local and the remote link. */
 #define LINK_WORDS 2
 
+/* What a free block holds under HOOK_FILL, but for its live links. */
+#define FILL_BYTE 0xdb
+#define FILL_WORD ((uintptr_t)0xdbdbdbdbdbdbdbdbull)
+
 /*
  * The raw words of a free block.  Under ASan the block is poisoned and
  * these accesses are the pool's own, so they are not instrumented (and
@@ -128,19 +132,26 @@ POOL_INLINE void link_store(const struct pool *pool, void *block,
 }
 
 /* The remote link (word 1): a span-relative index + 1, encoded with the
- * high half of the key, so it too is bound to its block. */
-POOL_INLINE uint32_t remote_link_load(const struct pool *pool, void *block,
+ * key turned by half a word (so that word 0 copied into word 1 does not
+ * decode), and decoded whole: damage to any of its bytes is seen. */
+POOL_INLINE uint64_t remote_key(const struct pool *pool, const void *block)
+{
+	uint64_t key = link_key(pool, block);
+	return key >> 32 | key << 32;
+}
+
+POOL_INLINE uint64_t remote_link_load(const struct pool *pool, void *block,
                                       unsigned hooks)
 {
-	return (uint32_t)link_word_load(block, 1, hooks) ^
-	       (uint32_t)(link_key(pool, block) >> 32);
+	return (uint64_t)link_word_load(block, 1, hooks) ^
+	       remote_key(pool, block);
 }
 
 POOL_INLINE void remote_link_store(const struct pool *pool, void *block,
-                                   uint32_t next, unsigned hooks)
+                                   uint64_t next, unsigned hooks)
 {
-	link_word_store(block, 1,
-	                next ^ (uint32_t)(link_key(pool, block) >> 32), hooks);
+	link_word_store(block, 1, (uintptr_t)(next ^ remote_key(pool, block)),
+	                hooks);
 }
 
 #endif /* SHIFTPOOL_LINK_H */

@@ -101,13 +101,18 @@ static enum trace_src source_of_error(int error)
 POOL_INLINE void *alloc_rest(struct pool *pool, size_t size, bool zero,
                              int mode, unsigned hooks)
 {
-	if (size <= pool->block_size) {
+	/* A block the hooks quarantine (hooked pools only) is replaced by
+	 * the next; the pool runs out of them eventually. */
+	while (size <= pool->block_size) {
 		bool fresh;
 		void *block = mode == POOL_PER_THREAD
 		                  ? thread_alloc_slow(pool, &fresh, hooks)
 		                  : shared_alloc_slow(pool, &fresh, hooks);
+		if (block == NULL)
+			break;
+		block = block_out(pool, block, size, zero, fresh, hooks);
 		if (block != NULL)
-			return block_out(pool, block, size, zero, fresh, hooks);
+			return block;
 	}
 	return fallback_alloc(pool, size, zero);
 }
@@ -155,8 +160,11 @@ POOL_INLINE void *alloc_in(struct pool *pool, size_t size, bool zero, int mode,
 		if (mode == POOL_LOCKED)
 			pthread_mutex_unlock(&pool->lock);
 	}
-	if (likely(block != NULL))
-		return block_out(pool, block, size, zero, false, hooks);
+	if (likely(block != NULL)) {
+		block = block_out(pool, block, size, zero, false, hooks);
+		if (!hooks || block != NULL)
+			return block;
+	}
 	if (hooks)
 		return hooked_alloc_rest(pool, size, zero);
 	if (mode == POOL_SINGLE)

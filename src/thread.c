@@ -301,22 +301,28 @@ static size_t span_drain(struct pool *pool, struct span *span)
 	/* SPAN_ABANDONED is set only while nobody holds the span. */
 	POOL_ASSERT(!(head & SPAN_ABANDONED));
 	size_t returned = 0;
-	uint32_t link = (uint32_t)head;
+	uint64_t link = (uint32_t)head;
 
 	while (link != 0) {
-		uint32_t rel = link - 1;
+		uint64_t rel = link - 1;
 		if (rel >= span->capacity || !span_claimed(span, rel)) {
-			/* A link overwritten, or we came round a loop: a
-			 * claim is cleared once processed.  Stop; never
-			 * follow it. */
-			report_corrupted(pool, span_block(pool, span, rel <
-			                                      span->capacity
-			                                          ? rel
-			                                          : 0));
+			/* We came round a loop (a claim is cleared once
+			 * processed): stop; never follow it. */
+			report_corrupted(pool, span_block(pool, span, 0));
 			break;
 		}
 		char *block = span_block(pool, span, rel);
 		link = remote_link_load(pool, block, hooks);
+		if (link != 0 && (link - 1 >= span->capacity ||
+		                  !span_claimed(span, link - 1))) {
+			/* Its remote link was overwritten after the free:
+			 * it and the rest of the list are lost (left
+			 * claimed: freed, in use by nobody, never handed
+			 * out), and the link is never followed. */
+			report_corrupted(pool, block);
+			break;
+		}
+		hooks_block_relinked(block, hooks);
 		if (span_out(span, rel)) {
 			span_set_out(span, rel, false);
 			span_list_push(pool, &span->local, block);

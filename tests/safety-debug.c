@@ -3,12 +3,14 @@
  * POOL_DEBUG_FILL flag:
  *
  *  - fill: a freed block is filled with 0xdb, and the pattern is verified
- *    when the block is handed out again; a write after free beyond the first
- *    16 bytes (the links) is reported as POOL_ERROR_WRITE_AFTER_FREE, with
- *    the block's address, in every mode, through every allocating call, and
- *    after a free by another thread.  Without fill the same write goes
- *    unreported (so the report is fill's doing), and a long mixed workload
- *    with fill on gives no false report.
+ *    when the block is handed out again; a write after free to any byte
+ *    past the first 8 (the link) is reported as POOL_ERROR_WRITE_AFTER_FREE,
+ *    with the block's address, in every mode, through every allocating
+ *    call, and after a free by another thread (whose remote link in bytes
+ *    8-15 is filled again when the block comes back); the damaged block is
+ *    quarantined: never handed out again, the call gets another.  Without
+ *    fill the same write goes unreported (so the report is fill's doing),
+ *    and a long mixed workload with fill on gives no false report.
  *  - fail-fallback=N: exactly the Nth fallback allocation of each pool fails
  *    (NULL, errno ENOMEM), whatever call asked for it, and the counters stay
  *    consistent.
@@ -24,7 +26,7 @@
 #define COUNT 64
 #define BIG (4 * BLOCK) /* always a fallback */
 #define FILL_BYTE 0xdb
-#define LINK_BYTES 16
+#define LINK_BYTES 8
 
 static void set_debug(const char *value)
 {
@@ -87,11 +89,15 @@ static void free_remotely(pool_t *pool, void *block)
 
 /*
  * Frees a block (remotely: from another thread), writes one byte of it at
- * offset, takes it back with via, and returns how many WRITE_AFTER_FREE
- * reports that gave.  The block must come back (the lists are LIFO).
+ * offset, and allocates with via until the pool meets the block again
+ * (the lists are LIFO; a remote free comes back when the span's remote
+ * list is drained).  Returns how many WRITE_AFTER_FREE reports that gave
+ * (CORRUPTED ones for bytes 8-15 of a block on a remote list); the damaged
+ * block itself must never be handed out with fill on, and comes back,
+ * unreported, with it off.
  */
 static unsigned write_after_free(pool_t *pool, size_t offset, enum via via,
-                                 bool remote, const char *ctx)
+                                 bool remote, bool fill, const char *ctx)
 {
 	/* Neighbours live on both sides, the victim between them. */
 	void *left = pool_malloc(pool, BLOCK);
@@ -106,20 +112,40 @@ static unsigned write_after_free(pool_t *pool, size_t offset, enum via via,
 
 	safety_reports_reset();
 	safety_raw_write(p, offset, 0x5a);
-	/* Per-thread mode: a remote free comes back once the span's remote
-	 * list is drained, which happens when the thread's span runs out;
-	 * allocate until it does. */
-	void *extra[COUNT];
-	size_t nextra = 0;
-	void *q = take_back(pool, via);
-	while (remote && q != p && q != NULL && pool_owns(pool, q) &&
-	       nextra < COUNT) {
-		extra[nextra++] = q;
-		q = take_back(pool, via);
+	void *taken[COUNT];
+	size_t ntaken = 0;
+	while (safety_reported_total() == 0 && ntaken < COUNT) {
+		void *q = take_back(pool, via);
+		if (q == NULL)
+			break;
+		if (q == p) {
+			CHECK(!fill, "%s: the damaged block %p was handed out",
+			      ctx, (void *)p);
+			taken[ntaken++] = q;
+			break;
+		}
+		if (via == VIA_CALLOC && pool_owns(pool, q))
+			for (size_t i = 0; i < BLOCK; i++)
+				if (((unsigned char *)q)[i] != 0) {
+					safety_fail(__FILE__, __LINE__,
+					            "%s: calloc byte %zu is 0x%x",
+					            ctx, i,
+					            ((unsigned char *)q)[i]);
+					break;
+				}
+		if (via == VIA_STRDUP)
+			CHECK(strcmp((char *)q, "back again") == 0,
+			      "%s: strdup copy wrong", ctx);
+		taken[ntaken++] = q;
 	}
-	CHECK(q == p, "%s: the freed block %p did not come back (got %p)", ctx,
-	      (void *)p, q);
-	unsigned n = safety_reported(POOL_ERROR_WRITE_AFTER_FREE);
+	/* Bytes 8-15 of a block on a remote list hold its remote link: a
+	 * write there is a damaged list, reported as such. */
+	bool on_remote_list =
+	    remote && offset < 16 &&
+	    (safety_stats(pool).flags & POOL_MODE_MASK) == POOL_PER_THREAD;
+	unsigned n = safety_reported(on_remote_list
+	                                 ? POOL_ERROR_CORRUPTED
+	                                 : POOL_ERROR_WRITE_AFTER_FREE);
 	if (n) {
 		CHECK(atomic_load(&safety_seen.last_ptr) == p,
 		      "%s: reported %p, the block is %p", ctx,
@@ -129,23 +155,37 @@ static unsigned write_after_free(pool_t *pool, size_t offset, enum via via,
 	}
 	CHECK(safety_reported_total() == n, "%s: %u reports of other kinds",
 	      ctx, safety_reported_total() - n);
-	if (q == p && via == VIA_CALLOC)
-		for (size_t i = 0; i < BLOCK; i++)
-			if (p[i] != 0) {
-				safety_fail(__FILE__, __LINE__,
-				            "%s: calloc byte %zu is 0x%x", ctx, i,
-				            p[i]);
-				break;
-			}
-	if (q == p && via == VIA_STRDUP)
-		CHECK(strcmp((char *)p, "back again") == 0,
-		      "%s: strdup copy wrong", ctx);
-	pool_free(pool, q);
-	while (nextra)
-		pool_free(pool, extra[--nextra]);
+	while (ntaken)
+		pool_free(pool, taken[--ntaken]);
 	pool_free(pool, left);
 	pool_free(pool, right);
 	return n;
+}
+
+/* A quarantined block never comes back, and counts as in use; a block
+ * lost with a damaged remote list never comes back either, and counts as
+ * freed.  The pool hands out every other block, then falls back. */
+static void check_quarantined(pool_t *pool, size_t quarantined, size_t lost,
+                              const char *ctx)
+{
+	pool_stats_t st = safety_stats(pool);
+	CHECK(st.in_use == quarantined,
+	      "%s: in_use %zu, expected the %zu quarantined blocks", ctx,
+	      st.in_use, quarantined);
+	void *all[COUNT];
+	size_t n = 0;
+	for (; n < COUNT; n++) {
+		all[n] = pool_malloc(pool, BLOCK);
+		if (all[n] == NULL || !pool_owns(pool, all[n]))
+			break;
+	}
+	CHECK(n == COUNT - quarantined - lost,
+	      "%s: %zu blocks handed out, expected %zu", ctx, n,
+	      COUNT - quarantined - lost);
+	if (n < COUNT && all[n] != NULL)
+		pool_free(pool, all[n]);
+	while (n)
+		pool_free(pool, all[--n]);
 }
 
 /* A freed block holds the pattern past its links. */
@@ -170,7 +210,9 @@ static void check_filled(pool_t *pool, const char *ctx)
 static void test_fill_mode(const struct safety_mode *mode, bool by_flag)
 {
 	char ctx[160];
-	const size_t offsets[] = {LINK_BYTES, BLOCK / 2, BLOCK - 1};
+	const size_t offsets[] = {LINK_BYTES, 15, LINK_BYTES + 8, BLOCK / 2,
+	                          BLOCK - 1};
+	size_t quarantined = 0, lost = 0;
 	pool_t *pool = by_flag ? make_pool(mode->flag | POOL_DEBUG_FILL, NULL,
 	                                   COUNT)
 	                       : make_pool(mode->flag, "fill", COUNT);
@@ -183,14 +225,27 @@ static void test_fill_mode(const struct safety_mode *mode, bool by_flag)
 			snprintf(ctx, sizeof ctx, "%s, %s, byte %zu, %s",
 			         mode->name, how, offsets[o], via_names[v]);
 			unsigned n = write_after_free(pool, offsets[o],
-			                              (enum via)v, false, ctx);
+			                              (enum via)v, false, true,
+			                              ctx);
 			CHECK(n == 1, "%s: %u WRITE_AFTER_FREE reports, not 1",
 			      ctx, n);
+			quarantined += n;
 		}
 	snprintf(ctx, sizeof ctx, "%s, %s, freed by another thread",
 	         mode->name, how);
-	unsigned n = write_after_free(pool, BLOCK / 2, VIA_MALLOC, true, ctx);
-	CHECK(n == 1, "%s: %u WRITE_AFTER_FREE reports, not 1", ctx, n);
+	for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++) {
+		unsigned n = write_after_free(pool, offsets[o], VIA_MALLOC,
+		                              true, true, ctx);
+		CHECK(n == 1, "%s, byte %zu: %u WRITE_AFTER_FREE reports, not 1",
+		      ctx, offsets[o], n);
+		if (mode->flag == POOL_PER_THREAD && offsets[o] < 16)
+			lost += n;
+		else
+			quarantined += n;
+	}
+	snprintf(ctx, sizeof ctx, "%s, %s, after the reports", mode->name,
+	         how);
+	check_quarantined(pool, quarantined, lost, ctx);
 	pool_destroy(pool);
 	printf("fill: %-10s %-22s write after free reported\n", mode->name,
 	       how);
@@ -202,7 +257,8 @@ static void test_fill_off(const struct safety_mode *mode)
 	char ctx[160];
 	snprintf(ctx, sizeof ctx, "%s, no fill", mode->name);
 	pool_t *pool = make_pool(mode->flag, NULL, COUNT);
-	unsigned n = write_after_free(pool, BLOCK / 2, VIA_MALLOC, false, ctx);
+	unsigned n =
+	    write_after_free(pool, BLOCK / 2, VIA_MALLOC, false, false, ctx);
 	CHECK(n == 0, "%s: %u reports without fill", ctx, n);
 	pool_destroy(pool);
 }
@@ -516,7 +572,7 @@ static void test_fail_fallback_threads(void)
 /* Whether a write after free is reported: fill is on. */
 static bool fill_on(pool_t *pool)
 {
-	unsigned n = write_after_free(pool, BLOCK / 2, VIA_MALLOC, false,
+	unsigned n = write_after_free(pool, BLOCK / 2, VIA_MALLOC, false, false,
 	                              "fill probe");
 	return n > 0;
 }
