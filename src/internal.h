@@ -58,7 +58,11 @@
 #define unlikely(x)   __builtin_expect(!!(x), 0)
 
 #define POOL_CACHE_LINE  64
-#define POOL_OPTION_MASK (POOL_NO_FALLBACK | POOL_DEBUG_FILL)
+#define POOL_OPTION_MASK                                                       \
+	(POOL_NO_FALLBACK | POOL_DEBUG_FILL | POOL_PREFAULT | POOL_HUGEPAGES | \
+	 POOL_LOCK_MEMORY)
+/* The size POOL_HUGEPAGES aligns the region to: a transparent huge page. */
+#define REGION_HUGE_PAGE ((size_t)2 << 20)
 
 /* ------------------------------------------------------------ limits */
 
@@ -311,6 +315,13 @@ struct shared_list {
 	/* the block whose link gave head: the one to report when head is
 	 * refused */
 	char *last;
+	/* pool_trim(): one bit per chunk of the region whose pages were
+	 * given back; its blocks are free, zero, on no list.  The blocks
+	 * [carve, carve_end) of a chunk taken back are handed out first. */
+	uint64_t *released;
+	size_t released_blocks; /* in chunks still marked released */
+	size_t carve, carve_end;
+	size_t released_cursor; /* no released chunk below it */
 };
 
 /*
@@ -348,6 +359,13 @@ struct pool {
 	size_t single_count;
 	char *end;         /* one past the last block */
 	int flags;         /* as given to pool_init() */
+	/* The region's accessible pages (the blocks and, before them, the
+	 * unused start of the first page), cut into chunks of
+	 * max(page, block) bytes for pool_trim(). */
+	char *area;
+	size_t area_size;
+	size_t chunk_count;
+	uint8_t chunk_shift;
 
 	/* Fallback counters for POOL_SINGLE and POOL_LOCKED (per thread in
 	 * POOL_PER_THREAD). */
@@ -367,6 +385,9 @@ struct pool {
 	/* the frees pool_stats() reported last: what it reports never goes
 	 * back (thread.c) */
 	_Atomic uint64_t frees_reported;
+	/* blocks touched in spans that pool_trim() gave back: the peak's
+	 * bound counts them still */
+	_Atomic uint64_t trimmed_touched;
 
 	/* Debug options (debug.c): the Nth fallback allocation fails (0:
 	 * off). */
@@ -436,12 +457,21 @@ POOL_INLINE void *region_block(const struct pool *pool, size_t index)
 
 /* ------------------------------------------------------------ region.c */
 
-/* Maps a pool's structure with its side tables, for block_count blocks in
- * mode: zero but for where the tables are.  NULL when it cannot. */
-struct pool *region_pool_map(int mode, size_t block_count,
+/* Maps a pool's structure with its side tables, for block_count blocks of
+ * 2^shift bytes and pool_init()'s flags: zero but for where the tables are
+ * and the chunks' shape.  NULL when it cannot. */
+struct pool *region_pool_map(int flags, size_t block_count, unsigned shift,
                              unsigned span_shift);
-/* Reserves the region, between guard pages; 0 or errno. */
+/* Reserves the region, between guard pages, populated or locked as the
+ * flags ask; 0 or errno. */
 int region_reserve(struct pool *pool);
+/* The blocks [*first, *end) that lie in a chunk. */
+void region_chunk_blocks(const struct pool *pool, size_t chunk, size_t *first,
+                         size_t *end);
+char *region_chunk_address(const struct pool *pool, size_t chunk);
+/* Gives back to the system the whole pages within [lo, hi); returns the
+ * bytes (0 under POOL_LOCK_MEMORY, whose pages stay). */
+size_t region_give_back(struct pool *pool, char *lo, char *hi);
 /* Releases the region and the pool's own mapping: the pool is gone. */
 void region_release(struct pool *pool);
 

@@ -483,7 +483,8 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 		errno = ENOMEM; /* span numbers are 32-bit */
 		return NULL;
 	}
-	struct pool *pool = region_pool_map(mode, block_count, span_shift);
+	struct pool *pool =
+	    region_pool_map(flags, block_count, shift, span_shift);
 	if (pool == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -625,6 +626,17 @@ POOL_API char *pool_strdup(pool_t *pool, const char *s)
 		             (uintptr_t)copy,
 		             trace_src_name(source_of(pool, copy)));
 	return copy;
+}
+
+POOL_API size_t pool_trim(pool_t *pool)
+{
+	if (pool == NULL)
+		return 0;
+	size_t bytes = pool->mode == POOL_PER_THREAD ? thread_trim(pool)
+	                                             : shared_trim(pool);
+	if (pool->hooks & HOOK_TRACE)
+		trace_record(pool, TRACE_OP_TRIM, "bytes=%zu", bytes);
+	return bytes;
 }
 
 POOL_API size_t pool_block_size(const pool_t *pool)

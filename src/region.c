@@ -38,6 +38,18 @@ static size_t round_up(size_t n, size_t align)
 	return (n + align - 1) & ~(align - 1);
 }
 
+/* The side tables of a pool that must not wait on a page fault: touched
+ * (or locked) with the region.  Best effort: they are small. */
+static void mlock_side(struct pool *pool)
+{
+	if (pool->flags & POOL_LOCK_MEMORY)
+		mlock(pool->side, pool->side_size);
+	else
+		for (size_t at = 0; at < pool->side_size; at += page_size())
+			((volatile char *)pool->side)[at] =
+			    ((volatile char *)pool->side)[at];
+}
+
 static void *map_anonymous(size_t size, int protection)
 {
 	void *map = mmap(NULL, size, protection,
@@ -46,33 +58,83 @@ static void *map_anonymous(size_t size, int protection)
 }
 
 /* The size of a pool's own mapping: the structure, then a bit per block
- * (POOL_SINGLE, POOL_LOCKED) or a descriptor per span (POOL_PER_THREAD),
- * cache-line aligned; 0 on overflow. */
+ * and a bit per chunk (POOL_SINGLE, POOL_LOCKED) or a descriptor per span
+ * (POOL_PER_THREAD), cache-line aligned; 0 on overflow. */
 static size_t side_size(int mode, size_t count, unsigned span_shift,
-                        size_t *spans_at, size_t *span_count)
+                        size_t chunks, size_t *tables_at, size_t *n_spans)
 {
-	size_t words = (count - 1) / 64 + 1;
-	size_t head = sizeof(struct pool);
-	if (mode != POOL_PER_THREAD)
+	/* The bitmaps are pool->allocated[], right after the structure. */
+	size_t head = mode == POOL_PER_THREAD
+	                  ? round_up(sizeof(struct pool), POOL_CACHE_LINE)
+	                  : offsetof(struct pool, allocated);
+	*tables_at = head;
+	if (mode != POOL_PER_THREAD) {
+		size_t words = (count - 1) / 64 + 1 + (chunks - 1) / 64 + 1;
 		return words > (SIZE_MAX - head) / sizeof(uint64_t)
 		           ? 0
 		           : head + words * sizeof(uint64_t);
+	}
 	size_t spans = ((count - 1) >> span_shift) + 1;
-	*spans_at = round_up(head, POOL_CACHE_LINE);
-	*span_count = spans;
-	if (spans > (SIZE_MAX - *spans_at) / sizeof(struct span))
+	*n_spans = spans;
+	if (spans > (SIZE_MAX - head) / sizeof(struct span))
 		return 0;
-	return *spans_at + spans * sizeof(struct span);
+	return head + spans * sizeof(struct span);
+}
+
+/* The alignment and size of the region's accessible part (the area):
+ * pages, or 2 MiB huge pages under POOL_HUGEPAGES; 0 on overflow. */
+static size_t area_align(int flags)
+{
+	return (flags & POOL_HUGEPAGES) ? REGION_HUGE_PAGE : page_size();
+}
+
+static unsigned log2_of(size_t power)
+{
+	return (unsigned)__builtin_ctzll(power);
+}
+
+/* Populates (and locks) the area as the options ask; 0 or errno. */
+static int area_prepare(struct pool *pool)
+{
+	if (pool->flags & POOL_HUGEPAGES)
+		madvise(pool->area, pool->area_size, MADV_HUGEPAGE);
+	if (pool->flags & POOL_LOCK_MEMORY) {
+		/* mlock() populates what it locks. */
+		if (mlock(pool->area, pool->area_size) != 0)
+			return errno == EPERM ? EPERM : ENOMEM;
+		return 0;
+	}
+	if (!(pool->flags & POOL_PREFAULT))
+		return 0;
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(pool->area, pool->area_size, MADV_POPULATE_WRITE) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return ENOMEM;
+#endif
+	/* An older kernel: touch every page.  The area is zero, and stays
+	 * so (never-used blocks are known to be zero). */
+	for (size_t at = 0; at < pool->area_size; at += page_size())
+		((volatile char *)pool->area)[at] = 0;
+	return 0;
 }
 
 /* ------------------------------------------------------------ internal API */
 
-struct pool *region_pool_map(int mode, size_t block_count, unsigned span_shift)
+struct pool *region_pool_map(int flags, size_t block_count, unsigned shift,
+                             unsigned span_shift)
 {
-	size_t spans_at = 0, span_count = 0;
-	size_t size = round_up(
-	    side_size(mode, block_count, span_shift, &spans_at, &span_count),
-	    page_size());
+	int mode = flags & POOL_MODE_MASK;
+	size_t align = area_align(flags);
+	size_t area = round_up(block_count << shift, align);
+	size_t chunk =
+	    (size_t)1 << shift > page_size() ? (size_t)1 << shift : page_size();
+	size_t tables_at = 0, span_count = 0;
+	if (area == 0)
+		return NULL;
+	size_t size = round_up(side_size(mode, block_count, span_shift,
+	                                 area / chunk, &tables_at, &span_count),
+	                       page_size());
 	if (size == 0)
 		return NULL;
 	struct pool *pool = map_anonymous(size, PROT_READ | PROT_WRITE);
@@ -80,9 +142,15 @@ struct pool *region_pool_map(int mode, size_t block_count, unsigned span_shift)
 		return NULL;
 	pool->side = pool;
 	pool->side_size = size;
+	pool->chunk_shift = (uint8_t)log2_of(chunk);
+	pool->chunk_count = area / chunk;
+	char *tables = (char *)pool + tables_at;
 	if (mode == POOL_PER_THREAD) {
-		pool->spans = (struct span *)((char *)pool + spans_at);
+		pool->spans = (struct span *)tables;
 		pool->span_count = span_count;
+	} else {
+		pool->shared.released =
+		    (uint64_t *)tables + (block_count - 1) / 64 + 1;
 	}
 	return pool;
 }
@@ -90,25 +158,63 @@ struct pool *region_pool_map(int mode, size_t block_count, unsigned span_shift)
 int region_reserve(struct pool *pool)
 {
 	size_t page = page_size();
+	size_t align = area_align(pool->flags);
 	size_t used = pool->block_count << pool->block_shift;
-	size_t bytes = round_up(used, page);
+	size_t area = round_up(used, align);
 
-	if (bytes == 0 || bytes > SIZE_MAX - 2 * page)
+	/* Guard pages on both sides, and room to align the area. */
+	if (area == 0 || area > SIZE_MAX - 2 * page - align)
 		return ENOMEM;
-	/* The whole reservation inaccessible, then the blocks opened. */
-	char *map = map_anonymous(bytes + 2 * page, PROT_NONE);
+	size_t total = area + 2 * page + (align - page);
+	char *map = map_anonymous(total, PROT_NONE);
 	if (map == NULL)
 		return ENOMEM;
 	pool->mapping = map;
-	pool->mapping_size = bytes + 2 * page;
-	if (mprotect(map + page, bytes, PROT_READ | PROT_WRITE) != 0)
+	pool->mapping_size = total;
+	pool->area = (char *)round_up((uintptr_t)map + page, align);
+	pool->area_size = area;
+	if (mprotect(pool->area, area, PROT_READ | PROT_WRITE) != 0)
 		return ENOMEM;
 	/* The last block ends where the guard page starts: an overflow off it
 	 * faults.  Blocks stay aligned to their size up to the page size
-	 * (bytes - used is a multiple of both). */
-	pool->base = map + page + (bytes - used);
+	 * (area - used is a multiple of both). */
+	pool->base = pool->area + (area - used);
 	pool->end = pool->base + used;
+	int error = area_prepare(pool);
+	if (error)
+		return error;
+	if (pool->flags & (POOL_PREFAULT | POOL_LOCK_MEMORY))
+		mlock_side(pool);
 	return 0;
+}
+
+void region_chunk_blocks(const struct pool *pool, size_t chunk, size_t *first,
+                         size_t *end)
+{
+	size_t lead = (size_t)(pool->base - pool->area);
+	size_t lo = chunk << pool->chunk_shift;
+	size_t hi = lo + ((size_t)1 << pool->chunk_shift);
+	*first = (lo > lead ? lo - lead : 0) >> pool->block_shift;
+	*end = (hi - lead) >> pool->block_shift;
+	if (*end > pool->block_count)
+		*end = pool->block_count;
+}
+
+size_t region_give_back(struct pool *pool, char *lo, char *hi)
+{
+	size_t page = page_size();
+	lo = (char *)round_up((uintptr_t)lo, page);
+	hi = (char *)((uintptr_t)hi & ~(uintptr_t)(page - 1));
+	if (hi <= lo || (pool->flags & POOL_LOCK_MEMORY))
+		return 0;
+	if (madvise(lo, (size_t)(hi - lo), MADV_DONTNEED) != 0)
+		return 0;
+	return (size_t)(hi - lo);
+}
+
+char *region_chunk_address(const struct pool *pool, size_t chunk)
+{
+	return pool->area + (chunk << pool->chunk_shift);
 }
 
 void region_release(struct pool *pool)

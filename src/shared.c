@@ -21,28 +21,119 @@ static void shared_unlock(struct pool *pool)
 		pthread_mutex_unlock(&pool->lock);
 }
 
-/* After shared_pop() refused: drops a corrupted list (*corrupt names its
- * head), then takes a never-used block.  Lock held. */
+/* The next chunk pool_trim() gave back: its blocks become the carve
+ * range.  Lock held; false when there is none. */
+static bool take_released_chunk(struct pool *pool)
+{
+	struct shared_list *list = &pool->shared;
+	size_t words = (pool->chunk_count + 63) / 64;
+
+	if (list->released_blocks == 0)
+		return false;
+	for (size_t w = list->released_cursor / 64; w < words; w++) {
+		if (list->released[w] == 0)
+			continue;
+		size_t chunk =
+		    w * 64 + (size_t)__builtin_ctzll(list->released[w]);
+		bit_test_and_clear(list->released, chunk);
+		list->released_cursor = chunk;
+		region_chunk_blocks(pool, chunk, &list->carve,
+		                    &list->carve_end);
+		list->released_blocks -= list->carve_end - list->carve;
+		return true;
+	}
+	return false;
+}
+
+/* After shared_pop() refused: drops a corrupted list (*corrupt names the
+ * block whose link was refused), then takes a block that is known to be
+ * zero: from a chunk pool_trim() gave back, else a never-used one.  Lock
+ * held. */
 static void *take_rest(struct pool *pool, void **corrupt)
 {
 	struct shared_list *list = &pool->shared;
 
 	if (list->head != NULL) {
-		/* The block whose link was refused: head is only ever
-		 * refused when a pop decoded it from last's link. */
+		/* head is only ever refused when a pop decoded it from
+		 * last's link. */
 		*corrupt = list->last;
 		list->head = NULL;
 	}
-	if (list->bump >= pool->block_count)
+	size_t index;
+	if (list->carve < list->carve_end || take_released_chunk(pool)) {
+		index = list->carve++;
+	} else if (list->bump < pool->block_count) {
+		index = list->bump++;
+	} else {
 		return NULL;
-	size_t index = list->bump;
+	}
 	if (bit_test_and_set(pool->allocated, index)) {
 		*corrupt = region_block(pool, index);
 		return NULL;
 	}
-	list->bump++;
 	list->allocs++;
 	return region_block(pool, index);
+}
+
+/* Whether every block of a chunk is free and below bump, and the chunk
+ * not given back already.  Lock held. */
+static bool chunk_is_free(struct pool *pool, size_t chunk)
+{
+	size_t first, end;
+	region_chunk_blocks(pool, chunk, &first, &end);
+	if (end > pool->shared.bump || first >= end ||
+	    bit_test(pool->shared.released, chunk))
+		return false;
+	for (size_t i = first; i < end; i++)
+		if (bit_test(pool->allocated, i))
+			return false;
+	return true;
+}
+
+/* The chunk of a block. */
+static size_t chunk_of(const struct pool *pool, const char *block)
+{
+	return (size_t)(block - pool->area) >> pool->chunk_shift;
+}
+
+/*
+ * Takes off the free list every block of the chunks marked in *give (the
+ * ones to give back), keeping the others in their order.  A link that
+ * must not be followed ends the walk: the list is cut there, the blocks
+ * behind it lost (never handed out twice), and *corrupt names the block.
+ * Lock held.
+ */
+static void unlink_chunks(struct pool *pool, const uint64_t *give,
+                          void **corrupt)
+{
+	struct shared_list *list = &pool->shared;
+	char *block = list->head, *from = NULL;
+	char *kept = NULL, *kept_tail = NULL;
+	size_t walked = 0;
+
+	while (block != NULL) {
+		size_t index = region_slot(pool, block);
+		if (index >= list->bump || bit_test(pool->allocated, index) ||
+		    walked++ >= list->bump) {
+			*corrupt = from != NULL ? from : list->last;
+			break;
+		}
+		char *next =
+		    (char *)(uintptr_t)link_load(pool, block, pool->hooks);
+		if (!bit_test(give, chunk_of(pool, block))) {
+			if (kept_tail != NULL)
+				link_store(pool, kept_tail, (uintptr_t)block,
+				           pool->hooks);
+			else
+				kept = block;
+			kept_tail = block;
+		}
+		from = block;
+		block = next;
+	}
+	if (kept_tail != NULL)
+		link_store(pool, kept_tail, 0, pool->hooks);
+	list->head = kept;
 }
 
 /* Blocks handed out now: the bits set below bump.  Lock held. */
@@ -70,6 +161,56 @@ void *shared_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 	if (corrupt != NULL)
 		report_corrupted(pool, corrupt);
 	return block;
+}
+
+/* Runs of chunks pool_trim() gives back with one system call each; more
+ * runs than this take another walk of the list. */
+#define TRIM_RUNS 32
+
+size_t shared_trim(struct pool *pool)
+{
+	struct shared_list *list = &pool->shared;
+	void *corrupt = NULL;
+	size_t bytes = 0, first, end;
+	size_t run_lo[TRIM_RUNS], run_hi[TRIM_RUNS];
+
+	if (pool->flags & POOL_LOCK_MEMORY)
+		return 0;
+	shared_lock(pool);
+	for (size_t c = 0; c < pool->chunk_count && corrupt == NULL;) {
+		/* The next runs of chunks that became free since the last
+		 * trim, marked given back... */
+		unsigned runs = 0;
+		for (; c < pool->chunk_count && runs < TRIM_RUNS; c++) {
+			if (!chunk_is_free(pool, c))
+				continue;
+			bit_test_and_set(list->released, c);
+			region_chunk_blocks(pool, c, &first, &end);
+			list->released_blocks += end - first;
+			if (list->carve >= first && list->carve < end)
+				list->carve = list->carve_end = 0;
+			if (c < list->released_cursor)
+				list->released_cursor = c;
+			if (runs > 0 && run_hi[runs - 1] == c)
+				run_hi[runs - 1] = c + 1;
+			else
+				run_lo[runs] = c, run_hi[runs++] = c + 1;
+		}
+		if (runs == 0)
+			break;
+		/* ...off the list while their links are still there, then
+		 * their pages gone. */
+		unlink_chunks(pool, list->released, &corrupt);
+		for (unsigned r = 0; r < runs; r++)
+			bytes += region_give_back(
+			    pool, region_chunk_address(pool, run_lo[r]),
+			    region_chunk_address(pool, run_hi[r]));
+	}
+	shared_check(pool);
+	shared_unlock(pool);
+	if (corrupt != NULL)
+		report_corrupted(pool, corrupt);
+	return bytes;
 }
 
 bool shared_block_is_live(struct pool *pool, size_t index)
@@ -114,7 +255,11 @@ void shared_check(struct pool *pool)
 	}
 	if (block != NULL)
 		return;
-	assert(listed + handed_out(pool) == list->bump);
+	/* Every block below bump is handed out, listed, in a chunk given
+	 * back, or still to carve, once. */
+	assert(listed + handed_out(pool) + list->released_blocks +
+	           (list->carve_end - list->carve) ==
+	       list->bump);
 	assert(handed_out(pool) <= list->allocs);
 }
 #else

@@ -67,6 +67,9 @@ POOL_COLD void *shared_alloc_slow(struct pool *pool, bool *fresh,
                                   unsigned hooks);
 /* Whether the block of that index is handed out now. */
 bool shared_block_is_live(struct pool *pool, size_t index);
+/* pool_trim(): gives back the chunks of the region that hold only free
+ * blocks; returns the bytes. */
+size_t shared_trim(struct pool *pool);
 /* The counters of pool_stats(); exact. */
 void shared_stats(struct pool *pool, pool_stats_t *out);
 /* Checks the list's invariant (internal.h) under --enable-debug. */

@@ -137,7 +137,8 @@ static void span_set_out(struct span *span, uint64_t rel, bool out)
 static uint64_t span_rel(const struct pool *pool, const struct span *span,
                          const void *ptr)
 {
-	uintptr_t offset = (uintptr_t)ptr - (uintptr_t)span_block(pool, span, 0);
+	uintptr_t offset =
+	    (uintptr_t)ptr - (uintptr_t)span_block(pool, span, 0);
 	unsigned shift = pool->block_shift;
 	return (offset >> shift) | (offset << (-shift & 63));
 }
@@ -683,6 +684,68 @@ int thread_free_slow(struct pool *pool, void *block, size_t index,
 
 /* ------------------------------------------------------------ internal API */
 
+/* Whether a span the caller holds has no block handed out, none claimed
+ * and none parked, and blocks touched: its pages may be given back. */
+static bool span_is_idle(struct span *span)
+{
+	if (span->parked != NULL ||
+	    atomic_load_explicit(&span->bump, memory_order_relaxed) == 0)
+		return false;
+	for (unsigned w = 0; w < SPAN_WORDS; w++)
+		if (atomic_load_explicit(&span->out[w], memory_order_relaxed) |
+		    atomic_load_explicit(&span->claim[w], memory_order_relaxed))
+			return false;
+	return true;
+}
+
+/* Gives back an idle span's whole pages, and makes it a span never used:
+ * its blocks are zero again.  The caller holds it. */
+static size_t span_give_back(struct pool *pool, struct span *span)
+{
+	char *first = span_block(pool, span, 0);
+	size_t bytes = region_give_back(
+	    pool, first, first + ((size_t)span->capacity << pool->block_shift));
+	if (bytes == 0)
+		return 0;
+	atomic_fetch_add_explicit(
+	    &pool->trimmed_touched,
+	    atomic_load_explicit(&span->bump, memory_order_relaxed),
+	    memory_order_relaxed);
+	span->local = NULL;
+	span->last = NULL;
+	atomic_store_explicit(&span->bump, 0, memory_order_relaxed);
+	return bytes;
+}
+
+size_t thread_trim(struct pool *pool)
+{
+	struct span *taken = NULL;
+	size_t bytes = 0;
+
+	/* The spans nobody holds: taken off the stack (each is ours until it
+	 * goes back), their remote frees drained, the idle ones given back.
+	 * Spans held by threads are left alone.  Meanwhile the threads that
+	 * need a span take a fresh one, or fall back. */
+	for (struct span *span; (span = available_pop(pool)) != NULL;) {
+		span_drain(pool, span);
+		if (span_is_idle(span))
+			bytes += span_give_back(pool, span);
+		/* Chained through stack_next: free while we hold it. */
+		atomic_store_explicit(
+		    &span->stack_next,
+		    taken ? (uint32_t)(taken - pool->spans) + 1 : 0,
+		    memory_order_relaxed);
+		taken = span;
+	}
+	while (taken != NULL) {
+		uint32_t next = atomic_load_explicit(&taken->stack_next,
+		                                     memory_order_relaxed);
+		available_push(pool, taken);
+		taken = next ? &pool->spans[next - 1] : NULL;
+	}
+	return bytes;
+}
+
 bool thread_block_is_live(struct pool *pool, size_t index)
 {
 	struct span *span = &pool->spans[index >> pool->span_shift];
@@ -765,10 +828,10 @@ void thread_stats(struct pool *pool, pool_stats_t *out)
 	    atomic_load_explicit(&pool->fresh_spans, memory_order_acquire);
 	for (size_t i = 0; i < spans && i < pool->span_count; i++) {
 		struct span *span = &pool->spans[i];
-		allocs += atomic_load_explicit(&span->allocs,
-		                               memory_order_relaxed);
-		touched += atomic_load_explicit(&span->bump,
-		                                memory_order_relaxed);
+		allocs +=
+		    atomic_load_explicit(&span->allocs, memory_order_relaxed);
+		touched +=
+		    atomic_load_explicit(&span->bump, memory_order_relaxed);
 		for (unsigned w = 0; w < SPAN_WORDS; w++)
 			in_use += (size_t)__builtin_popcountll(
 			    atomic_load_explicit(&span->out[w],
@@ -782,12 +845,12 @@ void thread_stats(struct pool *pool, pool_stats_t *out)
 	 * snapshot reported before (frees only grow).  With no thread inside
 	 * a call, both are exact. */
 	uint64_t frees = allocs >= in_use ? allocs - in_use : 0;
-	uint64_t before = atomic_load_explicit(&pool->frees_reported,
-	                                       memory_order_relaxed);
+	uint64_t before =
+	    atomic_load_explicit(&pool->frees_reported, memory_order_relaxed);
 	while (before < frees &&
 	       !atomic_compare_exchange_weak_explicit(
-	           &pool->frees_reported, &before, frees,
-	           memory_order_relaxed, memory_order_relaxed))
+	           &pool->frees_reported, &before, frees, memory_order_relaxed,
+	           memory_order_relaxed))
 		;
 	if (before > frees)
 		frees = before < allocs ? before : allocs;
@@ -796,5 +859,9 @@ void thread_stats(struct pool *pool, pool_stats_t *out)
 	out->in_use = (size_t)(allocs - frees);
 	out->fallback_allocs = sums[COUNT_FALLBACK_ALLOCS];
 	out->fallback_frees = sums[COUNT_FALLBACK_FREES];
-	out->peak_in_use = touched;
+	/* Spans pool_trim() gave back were touched, and count still. */
+	touched += (size_t)atomic_load_explicit(&pool->trimmed_touched,
+	                                        memory_order_relaxed);
+	out->peak_in_use =
+	    touched < pool->block_count ? touched : pool->block_count;
 }

@@ -110,6 +110,9 @@ POOL_COLD int thread_free_slow(struct pool *pool, void *block, size_t index,
                                unsigned hooks);
 /* Whether the block of that index is handed out now. */
 bool thread_block_is_live(struct pool *pool, size_t index);
+/* pool_trim(): gives back the pages of the spans nobody holds and whose
+ * blocks are all free; returns the bytes. */
+size_t thread_trim(struct pool *pool);
 /* Sets up and tears down what the mode keeps beside the region. */
 int thread_pool_init(struct pool *pool);
 void thread_pool_destroy(struct pool *pool);

@@ -29,6 +29,9 @@
 #	                           another thread goes on using that pool
 #	tests/safety-handler-switch  handlers switched while reports are
 #	                           under way: each gets its own argument
+#	tests/safety-hugepages     POOL_HUGEPAGES: half of a 64 MiB region or
+#	                           more in AnonHugePages, every mode; SKIP
+#	                           without transparent huge pages
 #	tests/safety-setuid.sh     a set-user-ID program ignores
 #	                           SHIFTPOOL_TRACE and SHIFTPOOL_DEBUG (runs
 #	                           tests/safety-setuid-helper); SKIP unless
@@ -52,6 +55,7 @@ SAFETY_TESTS = \
 	tests/safety-stats-exit \
 	tests/safety-handler \
 	tests/safety-handler-switch \
+	tests/safety-hugepages \
 	tests/safety-setuid.sh
 
 check_PROGRAMS += \
@@ -68,6 +72,7 @@ check_PROGRAMS += \
 	tests/safety-stats-exit \
 	tests/safety-handler \
 	tests/safety-handler-switch \
+	tests/safety-hugepages \
 	tests/safety-setuid-helper
 TESTS += $(SAFETY_TESTS)
 dist_noinst_SCRIPTS += tests/safety-valgrind.sh tests/safety-valgrind-suite.sh \
@@ -118,6 +123,9 @@ tests_safety_handler_LDADD = src/libshiftpool.la
 tests_safety_handler_switch_SOURCES = tests/safety-handler-switch.c \
 	tests/safety-util.h
 tests_safety_handler_switch_LDADD = src/libshiftpool.la
+
+tests_safety_hugepages_SOURCES = tests/safety-hugepages.c tests/safety-util.h
+tests_safety_hugepages_LDADD = src/libshiftpool.la
 
 # Copied and made set-user-ID by a script: a program that needs no
 # uninstalled shared library (the dynamic loader ignores LD_LIBRARY_PATH

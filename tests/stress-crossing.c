@@ -7,7 +7,9 @@
  * every round the table's live blocks equal pool_stats()'s in_use; at the
  * end in_use == 0, allocs == frees == what the test counted, fallback
  * allocs == fallback frees, and one thread can take every block of the
- * pool again.  Meanwhile a reader calls pool_stats() without pause.  Each
+ * pool again.  Meanwhile a reader calls pool_stats() and pool_trim()
+ * without pause (the objects' contents are checked, so a trim that took a
+ * live block's page would show).  Each
  * worker is interrupted by a timer every millisecond and yields its core
  * in the handler (--preempt-us), so threads stop at random points even on
  * two cores.
@@ -95,6 +97,8 @@ static void check_quiescent(struct stress *s, const char *when, bool final)
  * and go (their counters are folded in at exit): it must always succeed,
  * and in POOL_LOCKED mode, where it reads under the lock, in_use never
  * exceeds the pool.  (POOL_PER_THREAD counters are exact only at rest.)
+ * Between reads it trims the pools: what the workers free is given back
+ * and handed out again all the time.
  */
 struct stats_reader {
 	struct stress *s;
@@ -123,6 +127,7 @@ static void *stats_reader_fn(void *arg)
 	while (!atomic_load_explicit(&r->stop, memory_order_acquire)) {
 		for (int pi = 0; pi < r->s->npools; pi++) {
 			check_stats_during_run(&r->s->pools[pi]);
+			r->s->trimmed += pool_trim(r->s->pools[pi].pool);
 			r->reads++;
 		}
 		sched_yield();
@@ -229,11 +234,12 @@ static void stress_report(const struct stress_config *cfg,
 	printf("%-9s %-21s threads=%-2u rounds=%-3u cycles=%-5" PRIu64
 	       " steps=%-8zu objects=%-8" PRIu64 " pool=%-8" PRIu64
 	       " fallback=%-7" PRIu64 " (pool empty %-6" PRIu64
-	       ") crossed=%-7" PRIu64 " %.2fs OK\n",
+	       ") crossed=%-7" PRIu64 " trimmed=%-6" PRIu64 "KiB %.2fs OK\n",
 	       cfg->name, pools_name(cfg), cfg->threads, cfg->rounds,
 	       (uint64_t)cfg->rounds * cfg->threads,
 	       cfg->steps * cfg->threads * cfg->rounds, s->total.objects,
-	       pool_allocs, fb, s->total.exhausted, s->total.crossed, seconds);
+	       pool_allocs, fb, s->total.exhausted, s->total.crossed,
+	       s->trimmed >> 10, seconds);
 	fflush(stdout);
 }
 

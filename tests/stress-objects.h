@@ -35,6 +35,7 @@ struct stress {
 	size_t steps; /* per thread per round */
 	pthread_mutex_t counts_lock;
 	struct counts total; /* under counts_lock */
+	uint64_t trimmed;    /* bytes pool_trim() gave back during the run */
 };
 
 #define LOCAL_SLOTS 32

@@ -49,6 +49,7 @@ static const struct part {
     {"stress", true, part_stress},        /* stress-crossing.c */
     {"churn", true, part_churn},          /* stress-churn.c */
     {"misuse", true, part_misuse},        /* stress-misuse.c */
+    {"trim", true, part_trim},            /* stress-trim.c */
     {"two-pools", false, part_two_pools}, /* stress-two-pools.c */
     {"destroy", false, part_destroy},     /* stress-destroy.c */
 };

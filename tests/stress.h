@@ -39,6 +39,7 @@ struct stress_options {
 void part_stress(const struct stress_options *o, int mode);
 void part_churn(const struct stress_options *o, int mode);
 void part_misuse(const struct stress_options *o, int mode);
+void part_trim(const struct stress_options *o, int mode);
 void part_two_pools(const struct stress_options *o, int mode);
 void part_destroy(const struct stress_options *o, int mode);
 

@@ -15,7 +15,7 @@ TESTS += tests/stress tests/aba
 tests_stress_SOURCES = tests/stress.c tests/stress.h \
 	tests/stress-crossing.c tests/stress-objects.c tests/stress-objects.h \
 	tests/stress-two-pools.c tests/stress-churn.c tests/stress-destroy.c \
-	tests/stress-misuse.c tests/concurrency.c tests/concurrency.h \
+	tests/stress-misuse.c tests/stress-trim.c tests/concurrency.c tests/concurrency.h \
 	tests/modes.c tests/modes.h
 tests_stress_LDADD = src/libshiftpool.la
 

@@ -52,6 +52,7 @@ Suite *free_suite(void);
 Suite *misuse_suite(void);
 Suite *stats_suite(void);
 Suite *threads_suite(void);
+Suite *memory_suite(void);
 
 /* ------------------------------------------------------------ modes */
 
@@ -67,11 +68,9 @@ extern const int test_modes[];
 
 /* Every option bit the header defines; pool_init() must refuse any other
  * bit.  A new option belongs here, with its own tests. */
-#ifdef POOL_DEBUG_FILL
-#define TEST_KNOWN_OPTIONS (POOL_NO_FALLBACK | POOL_DEBUG_FILL)
-#else
-#define TEST_KNOWN_OPTIONS POOL_NO_FALLBACK
-#endif
+#define TEST_KNOWN_OPTIONS                                                     \
+	(POOL_NO_FALLBACK | POOL_DEBUG_FILL | POOL_PREFAULT | POOL_HUGEPAGES | \
+	 POOL_LOCK_MEMORY)
 
 /* ------------------------------------------------------------ fixture */
 
