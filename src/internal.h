@@ -57,7 +57,7 @@
 #define likely(x)     __builtin_expect(!!(x), 1)
 #define unlikely(x)   __builtin_expect(!!(x), 0)
 
-#define POOL_CACHE_LINE  64
+#define POOL_CACHE_LINE 64
 #define POOL_OPTION_MASK                                                       \
 	(POOL_NO_FALLBACK | POOL_DEBUG_FILL | POOL_PREFAULT | POOL_HUGEPAGES | \
 	 POOL_LOCK_MEMORY)
@@ -82,12 +82,15 @@
 
 /*
  * Bit i of a bitmap of 64-bit words.  On x86-64 the bit-string forms of
- * bt, bts and btr address bit i of a bitmap directly from its base: one
- * instruction where the portable form takes five or six (the "memory"
- * clobber says the asm may touch any word of it).  Build with
- * SHIFTPOOL_PORTABLE_BITS defined for the portable form everywhere.
+ * bt, bts and btr on a register take the bit number modulo 64 and set
+ * the carry flag: the word is loaded, changed and stored in plain C, and
+ * only the bit operation is an instruction (the portable form needs a
+ * shift, a mask and a test besides).  Their memory forms, which address
+ * the bit from the bitmap's base in one instruction, are microcoded and
+ * several times slower: not used.  Build with SHIFTPOOL_PORTABLE_BITS
+ * defined for the portable form everywhere.
  */
-#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__) &&               \
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__) &&                \
     !defined(SHIFTPOOL_PORTABLE_BITS) && !defined(SHIFTPOOL_TSAN)
 #define BITS_X86 1
 #endif
@@ -97,97 +100,104 @@ POOL_INLINE uint64_t bit_mask(size_t i)
 	return (uint64_t)1 << (i & 63);
 }
 
+/* value with bit i (modulo 64) set, or cleared; *was: whether it was set. */
+POOL_INLINE uint64_t word_set(uint64_t value, size_t i, bool *was)
+{
+#ifdef BITS_X86
+	__asm__("btsq %2, %0" : "+r"(value), "=@ccc"(*was) : "r"(i));
+	return value;
+#else
+	*was = (value & bit_mask(i)) != 0;
+	return value | bit_mask(i);
+#endif
+}
+
+POOL_INLINE uint64_t word_clear(uint64_t value, size_t i, bool *was)
+{
+#ifdef BITS_X86
+	__asm__("btrq %2, %0" : "+r"(value), "=@ccc"(*was) : "r"(i));
+	return value;
+#else
+	*was = (value & bit_mask(i)) != 0;
+	return value & ~bit_mask(i);
+#endif
+}
+
+POOL_INLINE bool word_test(uint64_t value, size_t i)
+{
+#ifdef BITS_X86
+	bool set;
+	__asm__("btq %2, %1" : "=@ccc"(set) : "r"(value), "r"(i));
+	return set;
+#else
+	return (value & bit_mask(i)) != 0;
+#endif
+}
+
 /* Sets bit i; returns whether it was set already. */
 POOL_INLINE bool bit_test_and_set(void *words, size_t i)
 {
-#ifdef BITS_X86
-	bool was;
-	__asm__("btsq %2, %1"
-	        : "=@ccc"(was), "+m"(*(uint64_t *)words)
-	        : "r"(i)
-	        : "memory");
-	return was;
-#else
 	uint64_t *word = (uint64_t *)words + (i >> 6);
-	uint64_t was = *word;
-	*word = was | bit_mask(i);
-	return (was & bit_mask(i)) != 0;
-#endif
+	bool was;
+	*word = word_set(*word, i, &was);
+	return was;
 }
 
 /* Clears bit i; returns whether it was set. */
 POOL_INLINE bool bit_test_and_clear(void *words, size_t i)
 {
-#ifdef BITS_X86
-	bool was;
-	__asm__("btrq %2, %1"
-	        : "=@ccc"(was), "+m"(*(uint64_t *)words)
-	        : "r"(i)
-	        : "memory");
-	return was;
-#else
 	uint64_t *word = (uint64_t *)words + (i >> 6);
-	uint64_t was = *word;
-	*word = was & ~bit_mask(i);
-	return (was & bit_mask(i)) != 0;
-#endif
+	bool was;
+	*word = word_clear(*word, i, &was);
+	return was;
 }
 
 POOL_INLINE bool bit_test(const void *words, size_t i)
 {
-#ifdef BITS_X86
-	bool set;
-	__asm__("btq %2, %1"
-	        : "=@ccc"(set)
-	        : "m"(*(const uint64_t *)words), "r"(i)
-	        : "memory");
-	return set;
-#else
-	return (((const uint64_t *)words)[i >> 6] & bit_mask(i)) != 0;
-#endif
+	return word_test(((const uint64_t *)words)[i >> 6], i);
 }
 
 /*
  * Words that one thread writes and others read (a span's out bits, its
  * allocation count): the writer needs no atomic read-modify-write, only
- * that each store is whole, which a single instruction on an aligned word
- * is; readers load them atomically.  The portable form (and the
- * ThreadSanitizer build, which must see every access) is a relaxed load
- * and a relaxed store.
+ * that each store is whole; readers load them atomically.  A relaxed load
+ * and a relaxed store, each one plain instruction.
  */
 POOL_INLINE bool owned_test_and_set(_Atomic uint64_t *words, size_t i)
 {
-#ifdef BITS_X86
-	return bit_test_and_set((void *)words, i);
-#else
 	_Atomic uint64_t *word = words + (i >> 6);
-	uint64_t was = atomic_load_explicit(word, memory_order_relaxed);
-	atomic_store_explicit(word, was | bit_mask(i), memory_order_relaxed);
-	return (was & bit_mask(i)) != 0;
-#endif
+	bool was;
+	atomic_store_explicit(
+	    word,
+	    word_set(atomic_load_explicit(word, memory_order_relaxed), i, &was),
+	    memory_order_relaxed);
+	return was;
 }
 
 POOL_INLINE bool owned_test_and_clear(_Atomic uint64_t *words, size_t i)
 {
-#ifdef BITS_X86
-	return bit_test_and_clear((void *)words, i);
-#else
 	_Atomic uint64_t *word = words + (i >> 6);
-	uint64_t was = atomic_load_explicit(word, memory_order_relaxed);
-	atomic_store_explicit(word, was & ~bit_mask(i), memory_order_relaxed);
-	return (was & bit_mask(i)) != 0;
-#endif
+	bool was;
+	atomic_store_explicit(
+	    word,
+	    word_clear(atomic_load_explicit(word, memory_order_relaxed), i,
+	               &was),
+	    memory_order_relaxed);
+	return was;
 }
 
 /* Bit i of words other threads may be writing; relaxed. */
 POOL_INLINE bool shared_test(_Atomic uint64_t *words, size_t i)
 {
-#ifdef BITS_X86
-	return bit_test((void *)words, i);
-#else
-	return (atomic_load_explicit(words + (i >> 6), memory_order_relaxed) &
-	        bit_mask(i)) != 0;
-#endif
+	return word_test(
+	    atomic_load_explicit(words + (i >> 6), memory_order_relaxed), i);
+}
+
+POOL_INLINE void owned_add(_Atomic uint64_t *counter, uint64_t n)
+{
+	atomic_store_explicit(
+	    counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
+	    memory_order_relaxed);
 }
 
 POOL_INLINE void owned_increment(_Atomic uint64_t *counter)
@@ -332,10 +342,10 @@ struct shared_list {
  */
 struct pool {
 	/* read by every call, written by pool_init() only */
-	char *base;          /* first block; aligned to min(block, page) */
-	size_t block_count;  /* blocks in the region */
-	uintptr_t secret;    /* encodes free-list links (link.h) */
-	uint64_t id;         /* unique per pool_init() in this process */
+	char *base;         /* first block; aligned to min(block, page) */
+	size_t block_count; /* blocks in the region */
+	uintptr_t secret;   /* encodes free-list links (link.h) */
+	uint64_t id;        /* unique per pool_init() in this process */
 	/* The fast paths' dispatch and range checks in one compare each:
 	 * single_limit is block_size + 1 and single_count block_count for a
 	 * POOL_SINGLE pool without hooks, thread_limit block_size + 1 for a
@@ -357,8 +367,8 @@ struct pool {
 
 	size_t block_size; /* 1 << block_shift */
 	size_t single_count;
-	char *end;         /* one past the last block */
-	int flags;         /* as given to pool_init() */
+	char *end; /* one past the last block */
+	int flags; /* as given to pool_init() */
 	/* The region's accessible pages (the blocks and, before them, the
 	 * unused start of the first page), cut into chunks of
 	 * max(page, block) bytes for pool_trim(). */
@@ -433,8 +443,6 @@ POOL_INLINE bool region_contains(const struct pool *pool, const void *ptr)
 	       (uintptr_t)(pool->end - pool->base);
 }
 
-
-
 /*
  * The index of the block that starts at ptr, or a value >= block_count
  * when ptr is no block start of the region: the range check, the
@@ -442,12 +450,16 @@ POOL_INLINE bool region_contains(const struct pool *pool, const void *ptr)
  * offset that is not a multiple of the block size rotates its low bits
  * into the high ones; one below the base wraps around to a huge value.
  */
-POOL_INLINE size_t region_slot(const struct pool *pool, const void *ptr)
+POOL_INLINE size_t slot_from(const char *base, unsigned shift, const void *ptr)
 {
-	uintptr_t offset = (uintptr_t)ptr - (uintptr_t)pool->base;
-	unsigned shift = pool->block_shift;
+	uintptr_t offset = (uintptr_t)ptr - (uintptr_t)base;
 	return (size_t)((offset >> shift) |
 	                (offset << (-shift & (8 * sizeof offset - 1))));
+}
+
+POOL_INLINE size_t region_slot(const struct pool *pool, const void *ptr)
+{
+	return slot_from(pool->base, pool->block_shift, ptr);
 }
 
 POOL_INLINE void *region_block(const struct pool *pool, size_t index)
@@ -482,9 +494,8 @@ void region_release(struct pool *pool);
 bool trace_open(void);
 /* Writes one record: op, the common keys of pool (pool may be NULL for
  * records of no pool), then a printf-style rest.  errno is kept. */
-void trace_record(const struct pool *pool, enum trace_op op,
-                  const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
+void trace_record(const struct pool *pool, enum trace_op op, const char *format,
+                  ...) __attribute__((format(printf, 3, 4)));
 /* Writes out what is buffered (before a report that may abort, and at
  * exit). */
 void trace_flush(void);

@@ -99,16 +99,21 @@ POOL_INLINE void link_word_store(void *block, int word, uintptr_t value,
  */
 #define LINK_MULTIPLIER UINT64_C(0xffffffff9e3779b1)
 
-POOL_INLINE uint64_t link_key(const struct pool *pool, const void *block)
+POOL_INLINE uint64_t link_key_from(uintptr_t secret, const void *block)
 {
 #ifdef SHIFTPOOL_NO_HARDENING
-	(void)pool;
+	(void)secret;
 	(void)block;
 	return 0;
 #else
-	return (uint64_t)pool->secret ^
+	return (uint64_t)secret ^
 	       ((uint64_t)(uintptr_t)block * LINK_MULTIPLIER);
 #endif
+}
+
+POOL_INLINE uint64_t link_key(const struct pool *pool, const void *block)
+{
+	return link_key_from(pool->secret, block);
 }
 
 /*
@@ -121,11 +126,12 @@ POOL_INLINE uint64_t link_key(const struct pool *pool, const void *block)
 POOL_INLINE uint64_t link_load(const struct pool *pool, void *block,
                                unsigned hooks)
 {
-	return (uint64_t)link_word_load(block, 0, hooks) ^ link_key(pool, block);
+	return (uint64_t)link_word_load(block, 0, hooks) ^
+	       link_key(pool, block);
 }
 
-POOL_INLINE void link_store(const struct pool *pool, void *block,
-                            uint64_t next, unsigned hooks)
+POOL_INLINE void link_store(const struct pool *pool, void *block, uint64_t next,
+                            unsigned hooks)
 {
 	link_word_store(block, 0, (uintptr_t)(next ^ link_key(pool, block)),
 	                hooks);

@@ -87,7 +87,7 @@ static enum trace_src source_of(const struct pool *pool, const void *ptr)
 /* The trace's word for a misuse the free path found. */
 static enum trace_src source_of_error(int error)
 {
-	return error == POOL_ERROR_DOUBLE_FREE ? TRACE_SRC_DOUBLE
+	return error == POOL_ERROR_DOUBLE_FREE  ? TRACE_SRC_DOUBLE
 	       : error == POOL_ERROR_WRONG_POOL ? TRACE_SRC_WRONG_POOL
 	                                        : TRACE_SRC_INVALID;
 }
@@ -312,8 +312,8 @@ static POOL_NOINLINE int hooked_free(struct pool *pool, const char *function,
 	else if (pool->mode == POOL_LOCKED)
 		done = free_in(pool, function, ptr, index, POOL_LOCKED, hooks);
 	else
-		done = free_in(pool, function, ptr, index, POOL_PER_THREAD,
-		               hooks);
+		done =
+		    free_in(pool, function, ptr, index, POOL_PER_THREAD, hooks);
 	if (op != UNTRACED && (hooks & HOOK_TRACE))
 		trace_record(pool, op, "ptr=0x%" PRIxPTR " src=%s",
 		             (uintptr_t)ptr, trace_src_name((unsigned)done));
@@ -457,6 +457,138 @@ static void *realloc_in(struct pool *pool, void *ptr, size_t size,
 	return NULL;
 }
 
+/* ------------------------------------------------------------ bulk */
+
+/*
+ * The blocks at the head of the free list, as many as there are up to n,
+ * into out[]: one lock for all of them in POOL_LOCKED mode, no call per
+ * block in any mode.  Unhooked pools only; returns how many.
+ */
+POOL_INLINE size_t bulk_pop(struct pool *pool, size_t size, size_t n,
+                            void **out, int mode)
+{
+	size_t got;
+
+	if (mode == POOL_PER_THREAD) {
+		got = thread_pop_many(pool, n, out);
+	} else {
+		if (mode == POOL_LOCKED)
+			pthread_mutex_lock(&pool->lock);
+		got = shared_pop_many(pool, n, out);
+		if (mode == POOL_LOCKED)
+			pthread_mutex_unlock(&pool->lock);
+	}
+	/* Nothing to do but in an ASan build, which unpoisons them. */
+	for (size_t i = 0; i < got; i++)
+		block_out(pool, out[i], size, false, false, 0);
+	return got;
+}
+
+/*
+ * pool_free_bulk()'s loop for an unhooked pool: runs of blocks freed
+ * together (in one lock in POOL_LOCKED mode), and between them the
+ * pointer a run stopped at freed as pool_free() would (the fallback, a
+ * block of another span, NULL, misuse reported outside any lock).
+ */
+POOL_INLINE void bulk_free(struct pool *pool, size_t n, void *const *ptrs,
+                           int mode)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (mode == POOL_PER_THREAD) {
+			i += thread_push_many(pool, n - i, ptrs + i);
+		} else {
+			if (mode == POOL_LOCKED)
+				pthread_mutex_lock(&pool->lock);
+			i += shared_free_many(pool, n - i, ptrs + i);
+			if (mode == POOL_LOCKED)
+				pthread_mutex_unlock(&pool->lock);
+		}
+		if (i < n)
+			free_dispatch(pool, "pool_free_bulk", ptrs[i],
+			              UNTRACED);
+	}
+}
+
+/* Apart, so that each mode's loops are compiled for it. */
+static POOL_NOINLINE size_t bulk_pop_single(struct pool *pool, size_t size,
+                                            size_t n, void **out)
+{
+	return bulk_pop(pool, size, n, out, POOL_SINGLE);
+}
+
+static POOL_NOINLINE size_t bulk_pop_locked(struct pool *pool, size_t size,
+                                            size_t n, void **out)
+{
+	return bulk_pop(pool, size, n, out, POOL_LOCKED);
+}
+
+static POOL_NOINLINE size_t bulk_pop_per_thread(struct pool *pool, size_t size,
+                                                size_t n, void **out)
+{
+	return bulk_pop(pool, size, n, out, POOL_PER_THREAD);
+}
+
+static size_t bulk_pop_dispatch(struct pool *pool, size_t size, size_t n,
+                                void **out)
+{
+	if (pool->dispatch == DISPATCH_SINGLE)
+		return bulk_pop_single(pool, size, n, out);
+	if (pool->dispatch == DISPATCH_PER_THREAD)
+		return bulk_pop_per_thread(pool, size, n, out);
+	if (pool->dispatch == DISPATCH_LOCKED)
+		return bulk_pop_locked(pool, size, n, out);
+	return 0;
+}
+
+static POOL_NOINLINE void bulk_free_single(struct pool *pool, size_t n,
+                                           void *const *ptrs)
+{
+	bulk_free(pool, n, ptrs, POOL_SINGLE);
+}
+
+static POOL_NOINLINE void bulk_free_locked(struct pool *pool, size_t n,
+                                           void *const *ptrs)
+{
+	bulk_free(pool, n, ptrs, POOL_LOCKED);
+}
+
+static POOL_NOINLINE void bulk_free_per_thread(struct pool *pool, size_t n,
+                                               void *const *ptrs)
+{
+	bulk_free(pool, n, ptrs, POOL_PER_THREAD);
+}
+
+/* A hooked pool's batch, one pointer at a time, each traced as part of the
+ * batch. */
+static void bulk_free_hooked(struct pool *pool, size_t n, void *const *ptrs)
+{
+	for (size_t i = 0; i < n; i++) {
+		int done =
+		    hooked_free(pool, "pool_free_bulk", ptrs[i], UNTRACED);
+		if (pool->hooks & HOOK_TRACE)
+			trace_record(pool, TRACE_OP_FREE_BULK,
+			             "n=%zu ptr=0x%" PRIxPTR " src=%s", n,
+			             (uintptr_t)ptrs[i],
+			             trace_src_name((unsigned)done));
+	}
+}
+
+static void trace_malloc_bulk(struct pool *pool, size_t size, size_t n,
+                              void *const *out, size_t got)
+{
+	if (got == 0) {
+		trace_record(pool, TRACE_OP_MALLOC_BULK,
+		             "size=%zu n=%zu ptr=0x0 src=%s", size, n,
+		             trace_src_name(TRACE_SRC_NONE));
+		return;
+	}
+	for (size_t i = 0; i < got; i++)
+		trace_record(pool, TRACE_OP_MALLOC_BULK,
+		             "size=%zu n=%zu ptr=0x%" PRIxPTR " src=%s", size,
+		             n, (uintptr_t)out[i],
+		             trace_src_name(source_of(pool, out[i])));
+}
+
 /* ------------------------------------------------------------ public API */
 
 POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
@@ -527,11 +659,11 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 	} else if (pool->dispatch == DISPATCH_PER_THREAD) {
 		pool->thread_limit = pool->block_size + 1;
 	}
-	pool->free_entry = pool->dispatch == DISPATCH_SINGLE ? single_free
-	                   : pool->dispatch == DISPATCH_PER_THREAD
-	                       ? per_thread_free
-	                   : pool->dispatch == DISPATCH_LOCKED ? locked_free_entry
-	                                                       : hooked_free_entry;
+	pool->free_entry =
+	    pool->dispatch == DISPATCH_SINGLE       ? single_free
+	    : pool->dispatch == DISPATCH_PER_THREAD ? per_thread_free
+	    : pool->dispatch == DISPATCH_LOCKED     ? locked_free_entry
+	                                            : hooked_free_entry;
 	return pool;
 }
 
@@ -582,6 +714,62 @@ POOL_API void *pool_calloc(pool_t *pool, size_t nmemb, size_t size)
 POOL_API void pool_free(pool_t *pool, void *ptr)
 {
 	pool->free_entry(pool, ptr);
+}
+
+POOL_API size_t pool_malloc_bulk(pool_t *pool, size_t size, size_t n,
+                                 void **out)
+{
+	if (n == 0)
+		return 0;
+	if (pool == NULL || out == NULL) {
+		errno = EINVAL;
+		return 0;
+	}
+	/* Runs of blocks from the free list, and between them one object by
+	 * the ordinary path: never-used blocks, another span, the fallback,
+	 * a hooked pool (whose runs are empty). */
+	size_t got = 0;
+	while (got < n) {
+		if (size <= pool->block_size)
+			got +=
+			    bulk_pop_dispatch(pool, size, n - got, out + got);
+		if (got == n)
+			break;
+		out[got] = alloc_dispatch(pool, size, false, UNTRACED);
+		if (out[got] == NULL)
+			break;
+		got++;
+	}
+	if (got < n) {
+		/* All or nothing: what was taken goes back. */
+		for (size_t i = 0; i < got; i++)
+			free_dispatch(pool, "pool_malloc_bulk", out[i],
+			              UNTRACED);
+		got = 0;
+	}
+	if (pool->hooks & HOOK_TRACE)
+		trace_malloc_bulk(pool, size, n, out, got);
+	if (got == 0)
+		errno = ENOMEM;
+	return got;
+}
+
+POOL_API void pool_free_bulk(pool_t *pool, size_t n, void *const *ptrs)
+{
+	if (n == 0)
+		return;
+	if (pool == NULL || ptrs == NULL) {
+		errno = EINVAL;
+		return;
+	}
+	if (pool->dispatch == DISPATCH_SINGLE)
+		bulk_free_single(pool, n, ptrs);
+	else if (pool->dispatch == DISPATCH_PER_THREAD)
+		bulk_free_per_thread(pool, n, ptrs);
+	else if (pool->dispatch == DISPATCH_LOCKED)
+		bulk_free_locked(pool, n, ptrs);
+	else
+		bulk_free_hooked(pool, n, ptrs);
 }
 
 POOL_API void *pool_realloc(pool_t *pool, void *ptr, size_t size)

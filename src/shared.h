@@ -57,6 +57,68 @@ POOL_INLINE int shared_free(struct pool *pool, void *block, size_t index,
 /* ------------------------------------------------------------ shared.c */
 
 /*
+ * The bulk calls' loops (pool_malloc_bulk(), pool_free_bulk()): what
+ * shared_pop() and shared_free() do, for up to n blocks, with the pool's
+ * fields held in registers (the bit operations clobber memory).  Unhooked
+ * pools; lock held in POOL_LOCKED mode.  shared_pop_many() returns how
+ * many it took; shared_free_many() how many it freed before the first
+ * pointer it left (outside the region, not handed out), for the caller
+ * to free the slow way.
+ */
+POOL_INLINE size_t shared_pop_many(struct pool *pool, size_t n, void **out)
+{
+	struct shared_list *list = &pool->shared;
+	const char *base = pool->base;
+	const unsigned shift = pool->block_shift;
+	const size_t count = pool->block_count;
+	const uintptr_t secret = pool->secret;
+	uint64_t *allocated = pool->allocated;
+	char *block = list->head, *last = list->last;
+	size_t got = 0;
+
+	while (got < n) {
+		size_t index = slot_from(base, shift, block);
+		if (unlikely(index >= count ||
+		             bit_test_and_set(allocated, index)))
+			break;
+		out[got++] = last = block;
+		block = (char *)(uintptr_t)(block_word_load(block, 0) ^
+		                            link_key_from(secret, block));
+	}
+	list->head = block;
+	list->last = last;
+	list->allocs += got;
+	return got;
+}
+
+POOL_INLINE size_t shared_free_many(struct pool *pool, size_t n,
+                                    void *const *ptrs)
+{
+	struct shared_list *list = &pool->shared;
+	const char *base = pool->base;
+	const unsigned shift = pool->block_shift;
+	const size_t count = pool->block_count;
+	const uintptr_t secret = pool->secret;
+	uint64_t *allocated = pool->allocated;
+	char *head = list->head;
+	size_t done = 0;
+
+	for (; done < n; done++) {
+		char *block = ptrs[done];
+		size_t index = slot_from(base, shift, block);
+		if (unlikely(index >= count ||
+		             !bit_test_and_clear(allocated, index)))
+			break;
+		hooks_block_in(pool, block, 0);
+		block_word_store(
+		    block, 0, (uintptr_t)head ^ link_key_from(secret, block));
+		head = block;
+	}
+	list->head = head;
+	return done;
+}
+
+/*
  * pool_malloc/pool_calloc when shared_pop() found nothing: takes the lock
  * in POOL_LOCKED mode, then the head of the list or a never-used block
  * (*fresh).  A corrupted list is dropped (its blocks are lost, never handed

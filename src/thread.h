@@ -98,6 +98,69 @@ POOL_INLINE int thread_push(struct pool *pool, void *block, unsigned hooks)
 
 /* ------------------------------------------------------------ thread.c */
 
+/*
+ * The bulk calls' loops: what thread_pop() and thread_push() do, for up
+ * to n blocks of the thread's active span, with the hint and the pool's
+ * fields held in registers.  Unhooked pools.  thread_pop_many() returns
+ * how many it took; thread_push_many() how many it freed before the first
+ * pointer it left (another span's block, outside the region, misuse), for
+ * the caller to free the slow way.
+ */
+POOL_INLINE size_t thread_pop_many(struct pool *pool, size_t n, void **out)
+{
+	if (unlikely(thread_hint.pool_id != pool->id))
+		return 0;
+	struct span *span = thread_hint.span;
+	const uintptr_t first = thread_hint.first;
+	const uint64_t capacity = thread_hint.capacity;
+	const unsigned shift = pool->block_shift;
+	const uintptr_t secret = pool->secret;
+	char *block = span->local, *last = span->last;
+	size_t got = 0;
+
+	while (got < n) {
+		uint64_t rel = slot_from((const char *)first, shift, block);
+		if (unlikely(rel >= capacity || shared_test(span->claim, rel) ||
+		             owned_test_and_set(span->out, rel)))
+			break;
+		out[got++] = last = block;
+		block = (char *)(uintptr_t)(block_word_load(block, 0) ^
+		                            link_key_from(secret, block));
+	}
+	span->local = block;
+	span->last = last;
+	owned_add(&span->allocs, got);
+	return got;
+}
+
+POOL_INLINE size_t thread_push_many(struct pool *pool, size_t n,
+                                    void *const *ptrs)
+{
+	if (unlikely(thread_hint.pool_id != pool->id))
+		return 0;
+	struct span *span = thread_hint.span;
+	const uintptr_t first = thread_hint.first;
+	const uint64_t capacity = thread_hint.capacity;
+	const unsigned shift = pool->block_shift;
+	const uintptr_t secret = pool->secret;
+	char *head = span->local;
+	size_t done = 0;
+
+	for (; done < n; done++) {
+		char *block = ptrs[done];
+		uint64_t rel = slot_from((const char *)first, shift, block);
+		if (unlikely(rel >= capacity || shared_test(span->claim, rel) ||
+		             !owned_test_and_clear(span->out, rel)))
+			break;
+		hooks_block_in(pool, block, 0);
+		block_word_store(
+		    block, 0, (uintptr_t)head ^ link_key_from(secret, block));
+		head = block;
+	}
+	span->local = head;
+	return done;
+}
+
 /* pool_malloc/pool_calloc when thread_pop() missed: the thread's cache is
  * looked up, then its span, another span.  NULL when the pool has nothing
  * this thread can have (the caller falls back); *fresh: never used. */

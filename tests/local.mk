@@ -40,7 +40,8 @@ tests_check_shiftpool_SOURCES = \
 	tests/check_misuse.c \
 	tests/check_stats.c \
 	tests/check_threads.c \
-	tests/check_memory.c
+	tests/check_memory.c \
+	tests/check_bulk.c
 tests_check_shiftpool_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_shiftpool_LDADD = src/libshiftpool.la $(CHECK_LIBS)
 else

@@ -53,6 +53,7 @@ Suite *misuse_suite(void);
 Suite *stats_suite(void);
 Suite *threads_suite(void);
 Suite *memory_suite(void);
+Suite *bulk_suite(void);
 
 /* ------------------------------------------------------------ modes */
 
