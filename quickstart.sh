@@ -2,7 +2,9 @@
 # shiftpool quick start: installs what a Debian machine lacks, builds, and
 #   ./quickstart.sh test    runs the test suite: make check, the unit tests
 #                           under Valgrind, make distcheck, make check under
-#                           ASan+UBSan, and the stress tests under TSan
+#                           ASan+UBSan, the stress tests under TSan, each
+#                           fuzz target for FUZZ_SECONDS (default 60), and
+#                           cppcheck and gcc -fanalyzer
 #   ./quickstart.sh bench   runs the benchmark's default comparison
 #   ./quickstart.sh deps    only installs the packages
 # Builds go to build/, build-asan/ and build-tsan/ beside this script.
@@ -13,7 +15,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 packages="autoconf automake libtool pkg-config make gcc check
 	libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev
-	gnuplot-nox valgrind libcurl4-openssl-dev lighttpd wrk curl python3"
+	gnuplot-nox valgrind libcurl4-openssl-dev lighttpd wrk curl python3
+	clang libclang-rt-14-dev cppcheck"
 
 install_deps() {
 	missing=
@@ -49,8 +52,16 @@ run_tests() {
 	configure_in build-asan --enable-sanitizers=address,undefined
 	make -j"$jobs" check
 	configure_in build-tsan --enable-sanitizers=thread
-	# ThreadSanitizer: the concurrency tests, at their full thread count.
-	make -j"$jobs" check TESTS="tests/stress tests/aba"
+	# ThreadSanitizer: the concurrency tests, at their full thread count,
+	# and the reliability tests that race reports and thread exits.
+	tsan_tests="tests/stress tests/aba"
+	tsan_tests="$tsan_tests tests/safety-handler-switch tests/safety-stats-exit"
+	make -j"$jobs" check TESTS="$tsan_tests"
+	# The fuzz targets (libFuzzer is in libclang-rt-14-dev), each for a
+	# bounded time from its seed corpus, then the static analyzers.
+	cd "$top/build"
+	make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+	make analyze-static
 }
 
 run_bench() {

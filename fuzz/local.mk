@@ -8,7 +8,7 @@
 # FUZZ_TARGETS, its sources in a build rule like analyze's, its files in
 # EXTRA_DIST.
 
-FUZZ_TARGETS = analyze
+FUZZ_TARGETS = analyze api
 FUZZ_SECONDS = 60
 FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -24,6 +24,16 @@ fuzz/analyze-fuzzer: fuzz/analyze.c $(ANALYZE_CORE_SOURCES)
 	@test -n "$(CLANG)" || { $(FUZZ_NO_CLANG); }
 	@$(MKDIR_P) fuzz
 	$(AM_V_CC)$(FUZZ_LINK) -I$(top_srcdir)/tools/analyze
+
+# The library's sources built into the target, so that all of it is
+# instrumented; SHIFTPOOL_ASAN makes it poison free blocks as an
+# --enable-sanitizers=address build does, and the generated header is in
+# the build tree.
+fuzz/api-fuzzer: fuzz/api.c $(src_libshiftpool_la_SOURCES) include/shiftpool.h
+	@test -n "$(CLANG)" || { $(FUZZ_NO_CLANG); }
+	@$(MKDIR_P) fuzz
+	$(AM_V_CC)$(FUZZ_LINK) -I$(top_builddir)/include -DSHIFTPOOL_ASAN=1 \
+	  -pthread
 
 .PHONY: fuzz clean-fuzz
 fuzz:
@@ -44,10 +54,15 @@ clean-fuzz:
 	for t in $(FUZZ_TARGETS); do rm -f fuzz/$$t-fuzzer; done
 clean-local: clean-fuzz
 
-EXTRA_DIST += fuzz/analyze.c \
+EXTRA_DIST += fuzz/analyze.c fuzz/api.c \
 	fuzz/corpus/analyze/v1-calls \
 	fuzz/corpus/analyze/v1-realloc \
 	fuzz/corpus/analyze/v2-bulk-trim \
 	fuzz/corpus/analyze/v2-fork-report \
 	fuzz/corpus/analyze/v2-odd-lines \
-	fuzz/corpus/analyze/v2-set
+	fuzz/corpus/analyze/v2-set \
+	fuzz/corpus/api/destroy-live \
+	fuzz/corpus/api/locked-nofallback \
+	fuzz/corpus/api/per-thread-fill \
+	fuzz/corpus/api/single-exhaust \
+	fuzz/corpus/api/two-pools-misuse

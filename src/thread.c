@@ -161,14 +161,21 @@ static struct span *hint_span(void)
 	return thread_hint.span == &thread_no_span ? NULL : thread_hint.span;
 }
 
+/* The thread has no active span.  Apart from hint_set_span(), so that no
+ * caller passes a NULL pool that only a branch on span keeps unused. */
+static void hint_clear_span(void)
+{
+	thread_hint.span = &thread_no_span;
+	thread_hint.first = 0;
+	thread_hint.capacity = 0;
+}
+
 /* Makes span (or none, for NULL) the thread's active span; the hint holds
  * the pool. */
 static void hint_set_span(struct pool *pool, struct span *span)
 {
 	if (span == NULL) {
-		thread_hint.span = &thread_no_span;
-		thread_hint.first = 0;
-		thread_hint.capacity = 0;
+		hint_clear_span();
 		return;
 	}
 	thread_hint.span = span;
@@ -437,7 +444,7 @@ static void hint_write_back(void)
 		thread_hint.cache->active = hint_span();
 	thread_hint.pool_id = 0;
 	thread_hint.cache = NULL;
-	hint_set_span(NULL, NULL);
+	hint_clear_span();
 }
 
 /* The hint takes a cache of the pool. */
@@ -776,7 +783,7 @@ void thread_pool_destroy(struct pool *pool)
 	if (thread_hint.pool_id == pool->id) {
 		thread_hint.pool_id = 0;
 		thread_hint.cache = NULL;
-		hint_set_span(NULL, NULL);
+		hint_clear_span();
 	}
 	pthread_mutex_lock(&registry_lock);
 	/* Caches of other threads become orphans: their threads free them
