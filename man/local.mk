@@ -9,6 +9,9 @@
 #	tests/man-names.sh   every function the shared library exports is
 #	                     named in some page's NAME section, and man finds
 #	                     each name there
+#	tests/man-examples.sh  the program of every page's EXAMPLES compiles
+#	                     clean and runs (pages whose functions are not
+#	                     exported yet are skipped, and named)
 
 MAN_SECTION1 = man/man1/shiftpool-analyze.1
 
@@ -44,6 +47,7 @@ MAN_SECTION7 = man/man7/shiftpool.7
 dist_man_MANS = $(MAN_SECTION1) $(MAN_SECTION3) $(MAN_SECTION7)
 
 AM_TESTS_ENVIRONMENT += MAN_PAGES='$(dist_man_MANS)'; export MAN_PAGES;
-TESTS += tests/man-lint.sh tests/man-names.sh
-dist_noinst_SCRIPTS += tests/man-lint.sh tests/man-names.sh
-EXTRA_DIST += tests/exports.sh
+TESTS += tests/man-lint.sh tests/man-names.sh tests/man-examples.sh
+dist_noinst_SCRIPTS += tests/man-lint.sh tests/man-names.sh \
+	tests/man-examples.sh
+EXTRA_DIST += tests/exports.sh tests/man-names.awk

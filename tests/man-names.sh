@@ -24,18 +24,8 @@ exported_symbols "$tmp/exported"
 for page in $MAN_PAGES; do
 	file=$abs_top_srcdir/$page
 	grep -q '^\.so ' "$file" && continue
-	awk -v page="$page" '
-		/^\.SH / { in_name = ($2 == "NAME"); next }
-		in_name { text = text " " $0 }
-		END {
-			sub(/ \\- .*/, "", text)
-			gsub(/\\-/, "-", text)
-			n = split(text, names, /[ ,]+/)
-			for (i = 1; i <= n; i++)
-				if (names[i] != "")
-					print page, names[i]
-		}
-	' "$file"
+	awk -f "$abs_top_srcdir/tests/man-names.awk" "$file" |
+		sed "s|^|$page |"
 done >"$tmp/named"
 
 # A broken extraction must not pass as "everything named".
