@@ -9,7 +9,8 @@
 # find_package() still finds it, and the program the library, there.
 #
 # Run by `make check` (see tests/install-common.sh for what it sets; also
-# CC, CONSUMER_CFLAGS).  Exit 77 (skip) without cmake.
+# CC, CONSUMER_CFLAGS, PKG_CONFIG and prefix).  CMAKE names cmake; exit 77
+# (skip) without it.
 set -u
 
 CONSUMER_CFLAGS=${CONSUMER_CFLAGS:-}
