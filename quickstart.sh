@@ -16,7 +16,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 packages="autoconf automake libtool pkg-config make gcc check
 	libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev
 	gnuplot-nox valgrind libcurl4-openssl-dev lighttpd wrk curl python3
-	clang libclang-rt-14-dev cppcheck"
+	clang libclang-rt-14-dev cppcheck mandoc cmake g++"
 
 install_deps() {
 	missing=

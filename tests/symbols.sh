@@ -12,23 +12,6 @@ set -u
 NM=${NM:-nm}
 
 header=$abs_top_builddir/include/shiftpool.h
-la=$abs_top_builddir/src/libshiftpool.la
-
-if [ ! -f "$la" ]; then
-	echo "symbols: $la is not built" >&2
-	exit 99
-fi
-# libtool's .la names the shared object in dlname, empty without one.
-dlname=$(sed -n "s/^dlname='\(.*\)'\$/\1/p" "$la")
-if [ -z "$dlname" ]; then
-	echo "symbols: shared libraries are disabled (--disable-shared); skipped"
-	exit 77
-fi
-lib=$abs_top_builddir/src/.libs/$dlname
-if [ ! -f "$lib" ]; then
-	echo "symbols: $lib, named by $la, does not exist" >&2
-	exit 99
-fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/shiftpool-symbols.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' 0
@@ -72,14 +55,10 @@ for name in pool_init pool_free shiftpool_version; do
 	fi
 done
 
-# The exported functions and data.  Absolute symbols (type A) are the
-# version nodes of the version script; "@VERSION" suffixes are stripped.
-if ! $NM -D --defined-only "$lib" >"$tmp/nm.out"; then
-	echo "symbols: $NM -D --defined-only $lib failed" >&2
-	exit 99
-fi
-awk 'NF >= 3 && $2 != "A" { sub(/@.*/, "", $3); print $3 }' "$tmp/nm.out" |
-	sort -u >"$tmp/exported"
+# The exported functions and data.
+# shellcheck source=tests/exports.sh
+. "$abs_top_srcdir/tests/exports.sh"
+exported_symbols "$tmp/exported"
 
 echo "symbols: $lib"
 echo "declared in $header:"
