@@ -404,7 +404,13 @@ struct pool {
 	uint64_t fail_fallback_at;
 	_Atomic uint64_t fallback_attempts;
 
-	/* The region with its guard pages, and the mapping that holds this
+	/* The addresses the pool answers for among the live pools
+	 * (registry.c): its region, or a set's class's whole slice with its
+	 * guard page, so that no pointer into a set ever reaches free(). */
+	char *claim_lo, *claim_hi;
+
+	/* The region with its guard pages (NULL for a class of a set, whose
+	 * set holds the reservation), and the mapping that holds this
 	 * structure and the side tables. */
 	void *mapping;
 	size_t mapping_size;
@@ -477,6 +483,12 @@ struct pool *region_pool_map(int flags, size_t block_count, unsigned shift,
 /* Reserves the region, between guard pages, populated or locked as the
  * flags ask; 0 or errno. */
 int region_reserve(struct pool *pool);
+/* The system's page size. */
+size_t region_page_size(void);
+/* The region of a class of a pool set: the blocks end one page before the
+ * end of [slice, slice + size), reserved by the set, whose last page stays
+ * the guard; 0 or errno. */
+int region_place(struct pool *pool, char *slice, size_t size);
 /* The blocks [*first, *end) that lie in a chunk. */
 void region_chunk_blocks(const struct pool *pool, size_t chunk, size_t *first,
                          size_t *end);
@@ -496,6 +508,9 @@ bool trace_open(void);
  * records of no pool), then a printf-style rest.  errno is kept. */
 void trace_record(const struct pool *pool, enum trace_op op, const char *format,
                   ...) __attribute__((format(printf, 3, 4)));
+/* The same for a record of pool (or set) number id. */
+void trace_record_id(uint64_t id, enum trace_op op, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
 /* Writes out what is buffered (before a report that may abort, and at
  * exit). */
 void trace_flush(void);
@@ -537,6 +552,54 @@ POOL_COLD void hooks_block_in_slow(struct pool *pool, void *block,
                                    unsigned hooks);
 
 /* ------------------------------------------------------------ registry.c */
+
+/* ------------------------------------------------------------ set.c */
+
+/*
+ * A pool set (set.c): its classes are pools whose regions are placed in
+ * equal slices of one reservation.  Here because pool.c's dispatch serves
+ * its allocations.
+ */
+#define SET_MAX_CLASSES 64
+
+struct pool_set {
+	char *base; /* the first slice */
+	unsigned slice_shift;
+	unsigned min_shift;
+	unsigned count; /* classes */
+	unsigned last;  /* count - 1 */
+	size_t min_block;
+	int flags;
+	uint64_t id;
+	void *mapping; /* the reservation */
+	size_t mapping_size;
+	struct pool *classes[SET_MAX_CLASSES];
+	/* The class of a size, by the index of the highest bit of
+	 * (size - 1) | 1: the log of the rounded size minus one */
+	struct pool *by_bit[64];
+};
+
+/* The pool that serves size: the smallest class that fits it, or the
+ * largest (whose fallback serves what fits no class).  Size 0 wraps to
+ * bit 63, which fits nothing but the first class serves it: there a size
+ * above 2^63 fails in the fallback as it would in the largest. */
+POOL_INLINE struct pool *set_class_for_size(const struct pool_set *set,
+                                            size_t size)
+{
+	return set
+	    ->by_bit[63 - (size_t)__builtin_clzll((uint64_t)(size - 1) | 1)];
+}
+
+/* ------------------------------------------------------------ pool.c */
+
+/* pool_init() for a class of a set, its region placed in slice (see
+ * region_place()); its init record names the set.  NULL with errno. */
+struct pool *pool_create_class(size_t block_size, int flags, char *slice,
+                               size_t slice_size, uint64_t set_id);
+/* Whether the block of that index is handed out now. */
+bool pool_block_is_live(struct pool *pool, size_t index);
+/* A new pool or set number, for the trace. */
+uint64_t pool_next_id(void);
 
 /* Registers a live pool: its region is known to registry_find(), and
  * fork() leaves it usable in the child.  0 or errno. */

@@ -69,7 +69,7 @@ static uintptr_t make_secret(const struct pool *pool)
 }
 
 /* Whether the block of that index is handed out now. */
-static bool block_is_live(struct pool *pool, size_t index)
+bool pool_block_is_live(struct pool *pool, size_t index)
 {
 	if (pool->mode == POOL_PER_THREAD)
 		return thread_block_is_live(pool, index);
@@ -186,7 +186,8 @@ POOL_COLD static int free_refused(struct pool *pool, const char *function,
  * inside it, or inside another live pool's; 0 for neither. */
 static int outside_misuse(struct pool *pool, const void *ptr)
 {
-	if (region_contains(pool, ptr))
+	if ((uintptr_t)((const char *)ptr - pool->claim_lo) <
+	    (uintptr_t)(pool->claim_hi - pool->claim_lo))
 		return POOL_ERROR_INVALID_POINTER;
 	if (registry_find(ptr))
 		return POOL_ERROR_WRONG_POOL;
@@ -447,7 +448,7 @@ static void *realloc_in(struct pool *pool, void *ptr, size_t size,
 	int error = 0;
 	if (index >= pool->block_count)
 		error = outside_misuse(pool, ptr);
-	else if (!block_is_live(pool, index))
+	else if (!pool_block_is_live(pool, index))
 		error = POOL_ERROR_DOUBLE_FREE;
 	if (error == 0 && index >= pool->block_count)
 		return realloc_outside(pool, ptr, size);
@@ -591,7 +592,14 @@ static void trace_malloc_bulk(struct pool *pool, size_t size, size_t n,
 
 /* ------------------------------------------------------------ public API */
 
-POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
+/*
+ * pool_init(), or with slice a class of a set (region_place()): then
+ * block_count is what fits the slice, and set_id names the set in the
+ * trace.
+ */
+static struct pool *pool_create(size_t block_size, size_t block_count,
+                                int flags, char *slice, size_t slice_size,
+                                uint64_t set_id)
 {
 	int mode = flags & POOL_MODE_MASK;
 
@@ -604,6 +612,8 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 		return NULL;
 	}
 	unsigned shift = block_shift_for(block_size);
+	if (slice != NULL)
+		block_count = (slice_size - region_page_size()) >> shift;
 	if (block_count > SIZE_MAX >> shift) {
 		errno = ENOMEM;
 		return NULL;
@@ -615,8 +625,11 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 		errno = ENOMEM; /* span numbers are 32-bit */
 		return NULL;
 	}
+	/* A class's slice is aligned by its set: its area's shape is that of
+	 * ordinary pages. */
+	int map_flags = slice != NULL ? flags & ~POOL_HUGEPAGES : flags;
 	struct pool *pool =
-	    region_pool_map(flags, block_count, shift, span_shift);
+	    region_pool_map(map_flags, block_count, shift, span_shift);
 	if (pool == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -628,7 +641,8 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 	pool->mode = (uint8_t)mode;
 	pool->span_shift = (uint8_t)span_shift;
 	pool->secret = make_secret(pool);
-	int error = region_reserve(pool);
+	int error = slice != NULL ? region_place(pool, slice, slice_size)
+	                          : region_reserve(pool);
 	if (!error && mode == POOL_LOCKED &&
 	    pthread_mutex_init(&pool->lock, NULL) != 0)
 		error = ENOMEM;
@@ -641,14 +655,19 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 		errno = error;
 		return NULL;
 	}
-	pool->id =
-	    atomic_fetch_add_explicit(&next_pool_id, 1, memory_order_relaxed);
+	pool->id = pool_next_id();
 	debug_configure(pool);
-	if (pool->hooks & HOOK_TRACE)
+	if ((pool->hooks & HOOK_TRACE) && slice == NULL)
 		trace_record(pool, TRACE_OP_INIT,
 		             "block_size=%zu block_count=%zu flags=0x%x",
 		             pool->block_size, pool->block_count,
 		             (unsigned)pool->flags);
+	else if (pool->hooks & HOOK_TRACE)
+		trace_record(pool, TRACE_OP_INIT,
+		             "block_size=%zu block_count=%zu flags=0x%x "
+		             "set=%" PRIu64,
+		             pool->block_size, pool->block_count,
+		             (unsigned)pool->flags, set_id);
 	pool->dispatch = pool->hooks           ? DISPATCH_HOOKED
 	                 : mode == POOL_SINGLE ? DISPATCH_SINGLE
 	                 : mode == POOL_LOCKED ? DISPATCH_LOCKED
@@ -667,6 +686,43 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 	return pool;
 }
 
+POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
+{
+	return pool_create(block_size, block_count, flags, NULL, 0, 0);
+}
+
+struct pool *pool_create_class(size_t block_size, int flags, char *slice,
+                               size_t slice_size, uint64_t set_id)
+{
+	return pool_create(block_size, 1, flags, slice, slice_size, set_id);
+}
+
+uint64_t pool_next_id(void)
+{
+	return atomic_fetch_add_explicit(&next_pool_id, 1,
+	                                 memory_order_relaxed);
+}
+
+/* A pool set's allocations, here so that the dispatch is inlined: the set
+ * adds a table lookup to a pool's path. */
+POOL_API void *pool_set_malloc(pool_set_t *set, size_t size)
+{
+	return alloc_dispatch(set_class_for_size(set, size), size, false,
+	                      TRACE_OP_MALLOC);
+}
+
+POOL_API void *pool_set_calloc(pool_set_t *set, size_t nmemb, size_t size)
+{
+	size_t total;
+
+	if (unlikely(__builtin_mul_overflow(nmemb, size, &total))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return alloc_dispatch(set_class_for_size(set, total), total, true,
+	                      TRACE_OP_CALLOC);
+}
+
 POOL_API void pool_destroy(pool_t *pool)
 {
 	if (pool == NULL)
@@ -682,7 +738,7 @@ POOL_API void pool_destroy(pool_t *pool)
 		                   ? pool->block_count
 		                   : pool->shared.bump;
 		for (size_t i = 0; i < limit; i++)
-			if (block_is_live(pool, i))
+			if (pool_block_is_live(pool, i))
 				debug_block_dies(pool, region_block(pool, i));
 	}
 	if (pool->mode != POOL_PER_THREAD)

@@ -24,7 +24,7 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static size_t page_size(void)
+size_t region_page_size(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	return page > 0 ? (size_t)page : 4096;
@@ -45,7 +45,8 @@ static void mlock_side(struct pool *pool)
 	if (pool->flags & POOL_LOCK_MEMORY)
 		mlock(pool->side, pool->side_size);
 	else
-		for (size_t at = 0; at < pool->side_size; at += page_size())
+		for (size_t at = 0; at < pool->side_size;
+		     at += region_page_size())
 			((volatile char *)pool->side)[at] =
 			    ((volatile char *)pool->side)[at];
 }
@@ -85,7 +86,7 @@ static size_t side_size(int mode, size_t count, unsigned span_shift,
  * pages, or 2 MiB huge pages under POOL_HUGEPAGES; 0 on overflow. */
 static size_t area_align(int flags)
 {
-	return (flags & POOL_HUGEPAGES) ? REGION_HUGE_PAGE : page_size();
+	return (flags & POOL_HUGEPAGES) ? REGION_HUGE_PAGE : region_page_size();
 }
 
 static unsigned log2_of(size_t power)
@@ -114,7 +115,7 @@ static int area_prepare(struct pool *pool)
 #endif
 	/* An older kernel: touch every page.  The area is zero, and stays
 	 * so (never-used blocks are known to be zero). */
-	for (size_t at = 0; at < pool->area_size; at += page_size())
+	for (size_t at = 0; at < pool->area_size; at += region_page_size())
 		((volatile char *)pool->area)[at] = 0;
 	return 0;
 }
@@ -127,14 +128,15 @@ struct pool *region_pool_map(int flags, size_t block_count, unsigned shift,
 	int mode = flags & POOL_MODE_MASK;
 	size_t align = area_align(flags);
 	size_t area = round_up(block_count << shift, align);
-	size_t chunk =
-	    (size_t)1 << shift > page_size() ? (size_t)1 << shift : page_size();
+	size_t chunk = (size_t)1 << shift > region_page_size()
+	                   ? (size_t)1 << shift
+	                   : region_page_size();
 	size_t tables_at = 0, span_count = 0;
 	if (area == 0)
 		return NULL;
 	size_t size = round_up(side_size(mode, block_count, span_shift,
 	                                 area / chunk, &tables_at, &span_count),
-	                       page_size());
+	                       region_page_size());
 	if (size == 0)
 		return NULL;
 	struct pool *pool = map_anonymous(size, PROT_READ | PROT_WRITE);
@@ -157,7 +159,7 @@ struct pool *region_pool_map(int flags, size_t block_count, unsigned shift,
 
 int region_reserve(struct pool *pool)
 {
-	size_t page = page_size();
+	size_t page = region_page_size();
 	size_t align = area_align(pool->flags);
 	size_t used = pool->block_count << pool->block_shift;
 	size_t area = round_up(used, align);
@@ -180,6 +182,31 @@ int region_reserve(struct pool *pool)
 	 * (area - used is a multiple of both). */
 	pool->base = pool->area + (area - used);
 	pool->end = pool->base + used;
+	pool->claim_lo = pool->base;
+	pool->claim_hi = pool->end;
+	int error = area_prepare(pool);
+	if (error)
+		return error;
+	if (pool->flags & (POOL_PREFAULT | POOL_LOCK_MEMORY))
+		mlock_side(pool);
+	return 0;
+}
+
+int region_place(struct pool *pool, char *slice, size_t size)
+{
+	size_t page = region_page_size();
+	size_t used = pool->block_count << pool->block_shift;
+
+	if (used > size - page)
+		return ENOMEM;
+	pool->end = slice + size - page;
+	pool->base = pool->end - used;
+	pool->area = (char *)((uintptr_t)pool->base & ~(uintptr_t)(page - 1));
+	pool->area_size = (size_t)(pool->end - pool->area);
+	pool->claim_lo = slice;
+	pool->claim_hi = slice + size;
+	if (mprotect(pool->area, pool->area_size, PROT_READ | PROT_WRITE) != 0)
+		return ENOMEM;
 	int error = area_prepare(pool);
 	if (error)
 		return error;
@@ -202,7 +229,7 @@ void region_chunk_blocks(const struct pool *pool, size_t chunk, size_t *first,
 
 size_t region_give_back(struct pool *pool, char *lo, char *hi)
 {
-	size_t page = page_size();
+	size_t page = region_page_size();
 	lo = (char *)round_up((uintptr_t)lo, page);
 	hi = (char *)((uintptr_t)hi & ~(uintptr_t)(page - 1));
 	if (hi <= lo || (pool->flags & POOL_LOCK_MEMORY))

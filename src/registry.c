@@ -81,9 +81,8 @@ static bool slot_contains(struct slot *slot, uintptr_t ptr)
 		    atomic_load_explicit(&slot->hi, memory_order_relaxed);
 		/* The range is read before the count is read again. */
 		atomic_thread_fence(memory_order_acquire);
-		if (!(seq & 1) &&
-		    atomic_load_explicit(&slot->seq, memory_order_relaxed) ==
-		        seq)
+		if (!(seq & 1) && atomic_load_explicit(
+		                      &slot->seq, memory_order_relaxed) == seq)
 			return ptr - lo < hi - lo;
 	}
 }
@@ -107,8 +106,8 @@ static struct slot *slot_find(struct pool *pool)
 		struct chunk *next =
 		    atomic_load_explicit(&chunk->next, memory_order_relaxed);
 		if (next == NULL) {
-			if (pool != NULL || (next = calloc(1, sizeof *next)) ==
-			                        NULL)
+			if (pool != NULL ||
+			    (next = calloc(1, sizeof *next)) == NULL)
 				return NULL;
 			atomic_store_explicit(&chunk->next, next,
 			                      memory_order_release);
@@ -124,8 +123,8 @@ static void fork_prepare(void)
 	pthread_mutex_lock(&registry_lock);
 	for (struct chunk *c = &first_chunk; c; c = c->next)
 		for (size_t i = 0; i < c->used; i++)
-			if (c->slots[i].pool && c->slots[i].pool->mode ==
-			                            POOL_LOCKED)
+			if (c->slots[i].pool &&
+			    c->slots[i].pool->mode == POOL_LOCKED)
 				pthread_mutex_lock(&c->slots[i].pool->lock);
 	thread_fork_prepare();
 	trace_fork_prepare();
@@ -138,8 +137,8 @@ static void fork_release(void)
 	thread_fork_release();
 	for (struct chunk *c = &first_chunk; c; c = c->next)
 		for (size_t i = 0; i < c->used; i++)
-			if (c->slots[i].pool && c->slots[i].pool->mode ==
-			                            POOL_LOCKED)
+			if (c->slots[i].pool &&
+			    c->slots[i].pool->mode == POOL_LOCKED)
 				pthread_mutex_unlock(&c->slots[i].pool->lock);
 	pthread_mutex_unlock(&registry_lock);
 }
@@ -171,8 +170,8 @@ int registry_add(struct pool *pool)
 	pthread_mutex_lock(&registry_lock);
 	struct slot *slot = slot_find(NULL);
 	if (slot != NULL)
-		slot_write(slot, pool, (uintptr_t)pool->base,
-		           (uintptr_t)pool->end);
+		slot_write(slot, pool, (uintptr_t)pool->claim_lo,
+		           (uintptr_t)pool->claim_hi);
 	pthread_mutex_unlock(&registry_lock);
 	return slot != NULL ? 0 : ENOMEM;
 }

@@ -56,8 +56,8 @@ static void flush_locked(void)
 {
 	size_t done = 0;
 	while (done < trace_used) {
-		ssize_t n = write(trace_fd, trace_buffer + done,
-		                  trace_used - done);
+		ssize_t n =
+		    write(trace_fd, trace_buffer + done, trace_used - done);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -97,9 +97,9 @@ bool trace_open(void)
 		trace_tried = true;
 		const char *path = secure_getenv("SHIFTPOOL_TRACE");
 		if (path != NULL && *path != '\0')
-			trace_fd =
-			    open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-			         0600);
+			trace_fd = open(
+			    path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+			    0600);
 		if (trace_fd >= 0) {
 			atomic_store(&trace_pid, getpid());
 			append_locked(TRACE_VERSION_LINE "\n",
@@ -112,28 +112,24 @@ bool trace_open(void)
 	return on;
 }
 
-void trace_record(const struct pool *pool, enum trace_op op,
-                  const char *format, ...)
+static void trace_vrecord(uint64_t id, enum trace_op op, const char *format,
+                          va_list args)
 {
 	char record[TRACE_RECORD_MAX];
 	int saved = errno;
 	struct timespec now;
-	va_list args;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	int n = snprintf(record, sizeof record,
-	                 "%s t=%" PRIu64 " pid=%ld thread=%ld pool=%" PRIu64,
-	                 trace_op_name(op),
-	                 (uint64_t)now.tv_sec * 1000000000u +
-	                     (uint64_t)now.tv_nsec,
-	                 (long)atomic_load(&trace_pid), (long)thread_id(),
-	                 pool != NULL ? pool->id : 0);
+	int n =
+	    snprintf(record, sizeof record,
+	             "%s t=%" PRIu64 " pid=%ld thread=%ld pool=%" PRIu64,
+	             trace_op_name(op),
+	             (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
+	             (long)atomic_load(&trace_pid), (long)thread_id(), id);
 	if (n > 0 && (size_t)n + 1 < sizeof record && *format != '\0') {
 		record[n++] = ' ';
-		va_start(args, format);
 		int rest = vsnprintf(record + n, sizeof record - (size_t)n,
 		                     format, args);
-		va_end(args);
 		/* An empty rest leaves no space at the end. */
 		n += rest > 0 ? rest : -1;
 	}
@@ -148,6 +144,23 @@ void trace_record(const struct pool *pool, enum trace_op op,
 		pthread_mutex_unlock(&trace_lock);
 	}
 	errno = saved;
+}
+
+void trace_record(const struct pool *pool, enum trace_op op, const char *format,
+                  ...)
+{
+	va_list args;
+	va_start(args, format);
+	trace_vrecord(pool != NULL ? pool->id : 0, op, format, args);
+	va_end(args);
+}
+
+void trace_record_id(uint64_t id, enum trace_op op, const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	trace_vrecord(id, op, format, args);
+	va_end(args);
 }
 
 void trace_flush(void)

@@ -41,7 +41,8 @@ tests_check_shiftpool_SOURCES = \
 	tests/check_stats.c \
 	tests/check_threads.c \
 	tests/check_memory.c \
-	tests/check_bulk.c
+	tests/check_bulk.c \
+	tests/check_set.c
 tests_check_shiftpool_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_shiftpool_LDADD = src/libshiftpool.la $(CHECK_LIBS)
 else

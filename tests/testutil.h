@@ -54,6 +54,7 @@ Suite *stats_suite(void);
 Suite *threads_suite(void);
 Suite *memory_suite(void);
 Suite *bulk_suite(void);
+Suite *set_suite(void);
 
 /* ------------------------------------------------------------ modes */
 

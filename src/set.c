@@ -1,0 +1,235 @@
+/*
+ * Pool sets: a pool per power of two from min_block to max_block, each in
+ * its own slice of one reservation, every slice the same power-of-two
+ * size.  An allocation picks its class from the size (one count of
+ * leading zeros); a free finds the class from the address (one
+ * subtraction, one shift) and the block within it as any pool does.
+ *
+ * A class is an ordinary pool (pool.c) whose region is placed in its
+ * slice (region_place()): every mode, option and check of a pool holds
+ * for it, and it traces itself (its init record names the set).  Requests
+ * above the largest class, and pointers from outside the set, go through
+ * the largest class: its fallback serves them and takes them back.  The
+ * last page of every slice is a guard, and the registry answers for the
+ * whole slice, so a pointer into a set that is no block never reaches
+ * free().
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "hooks.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static bool power_of_two(size_t n)
+{
+	return n != 0 && (n & (n - 1)) == 0;
+}
+
+static unsigned log2_of(size_t power)
+{
+	return (unsigned)__builtin_ctzll(power);
+}
+
+/* The pool a pointer belongs to: its slice's class, or for a pointer from
+ * outside the set the largest class (the fallback's, and the one whose
+ * free reports another pool's pointer). */
+POOL_INLINE struct pool *class_for_pointer(const struct pool_set *set,
+                                           const void *ptr)
+{
+	size_t c =
+	    (size_t)((uintptr_t)ptr - (uintptr_t)set->base) >> set->slice_shift;
+	return set->classes[c < set->count ? c : set->last];
+}
+
+/* Releases what pool_set_init() made of the set so far. */
+static void set_release(struct pool_set *set)
+{
+	for (unsigned c = 0; c < set->count; c++)
+		if (set->classes[c] != NULL)
+			pool_destroy(set->classes[c]);
+	if (set->mapping != NULL) {
+		hooks_mapping_forget(set->mapping, set->mapping_size);
+		munmap(set->mapping, set->mapping_size);
+	}
+	free(set);
+}
+
+/*
+ * Reserves count slices of 2^shift bytes, inaccessible, aligned to a
+ * slice (so a slice never straddles what a huge page would cover), with
+ * a guard page below the first.  0 or errno.
+ */
+static int set_reserve(struct pool_set *set, unsigned shift)
+{
+	size_t page = region_page_size();
+	size_t slice = (size_t)1 << shift;
+	if (set->count > (SIZE_MAX - page) / slice - 1)
+		return ENOMEM;
+	size_t total = (size_t)set->count * slice + slice + page;
+	void *map =
+	    mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return ENOMEM;
+	set->mapping = map;
+	set->mapping_size = total;
+	uintptr_t first = ((uintptr_t)map + page + slice - 1) & ~(slice - 1);
+	set->base = (char *)first;
+	set->slice_shift = shift;
+	return 0;
+}
+
+POOL_API pool_set_t *pool_set_init(size_t min_block, size_t max_block,
+                                   size_t bytes_per_class, int flags)
+{
+	if (!power_of_two(min_block) || !power_of_two(max_block) ||
+	    min_block < POOL_MIN_BLOCK_SIZE || min_block > max_block ||
+	    max_block > POOL_MAX_BLOCK_SIZE || bytes_per_class == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* A slice holds at least one block of the largest class and its
+	 * guard page, and is a power of two (2 MiB at least for huge
+	 * pages). */
+	size_t page = region_page_size();
+	size_t least = max_block + page;
+	if (flags & POOL_HUGEPAGES)
+		least = least > REGION_HUGE_PAGE ? least : REGION_HUGE_PAGE;
+	size_t slice = bytes_per_class > least ? bytes_per_class : least;
+	if (slice > (SIZE_MAX >> 2)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	unsigned shift = (unsigned)(64 - __builtin_clzll((uint64_t)slice - 1));
+
+	struct pool_set *set = calloc(1, sizeof *set);
+	if (set == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	set->min_block = min_block;
+	set->min_shift = log2_of(min_block);
+	set->count = log2_of(max_block) - set->min_shift + 1;
+	set->last = set->count - 1;
+	set->flags = flags;
+	set->id = pool_next_id();
+	int error = set_reserve(set, shift);
+	if (error) {
+		free(set);
+		errno = error;
+		return NULL;
+	}
+	if (trace_open())
+		trace_record_id(set->id, TRACE_OP_SET_INIT,
+		                "min_block=%zu max_block=%zu "
+		                "bytes_per_class=%zu flags=0x%x",
+		                min_block, max_block, bytes_per_class,
+		                (unsigned)flags);
+	for (unsigned c = 0; c < set->count; c++) {
+		char *at = set->base + ((size_t)c << shift);
+		set->classes[c] = pool_create_class(
+		    min_block << c, flags, at, (size_t)1 << shift, set->id);
+		if (set->classes[c] == NULL) {
+			error = errno;
+			set_release(set);
+			errno = error;
+			return NULL;
+		}
+	}
+	/* Sizes by the log of their rounded size: below the first class to
+	 * it, above the last to the last (whose fallback serves them). */
+	for (unsigned bit = 0; bit < 63; bit++) {
+		unsigned log = bit + 1; /* of the rounded size */
+		unsigned c = log <= set->min_shift ? 0 : log - set->min_shift;
+		set->by_bit[bit] = set->classes[c < set->count ? c : set->last];
+	}
+	set->by_bit[63] = set->classes[0];
+	if (flags & POOL_HUGEPAGES)
+		madvise(set->base, (size_t)set->count << shift, MADV_HUGEPAGE);
+	return set;
+}
+
+POOL_API void pool_set_destroy(pool_set_t *set)
+{
+	if (set != NULL)
+		set_release(set);
+}
+
+POOL_API void pool_set_free(pool_set_t *set, void *ptr)
+{
+	struct pool *pool = class_for_pointer(set, ptr);
+	pool->free_entry(pool, ptr);
+}
+
+POOL_API char *pool_set_strdup(pool_set_t *set, const char *s)
+{
+	if (s == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	size_t size = strlen(s) + 1;
+	char *copy = pool_set_malloc(set, size);
+	if (copy != NULL)
+		memcpy(copy, s, size);
+	return copy;
+}
+
+/*
+ * Within its class while the size fits (the class's own realloc, which
+ * also serves a pointer from outside the set through the largest class);
+ * else into the class that fits, the old block freed.
+ */
+POOL_API void *pool_set_realloc(pool_set_t *set, void *ptr, size_t size)
+{
+	struct pool *from = class_for_pointer(set, ptr);
+	struct pool *to = set_class_for_size(set, size);
+
+	if (ptr == NULL)
+		return pool_set_malloc(set, size);
+	if (from == to || size == 0 || !region_contains(from, ptr))
+		return pool_realloc(from, ptr, size);
+	/* A live block of one class to another: checked as a free would be
+	 * (a block not handed out is reported and left alone). */
+	size_t index = region_slot(from, ptr);
+	if (index >= from->block_count || !pool_block_is_live(from, index))
+		return pool_realloc(from, ptr, size);
+	void *moved = pool_set_malloc(set, size);
+	if (moved == NULL)
+		return NULL;
+	memcpy(moved, ptr, size < from->block_size ? size : from->block_size);
+	pool_free(from, ptr);
+	return moved;
+}
+
+POOL_API int pool_set_stats(const pool_set_t *set, size_t block_size,
+                            pool_stats_t *out)
+{
+	if (set == NULL || out == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (block_size != 0) {
+		for (unsigned c = 0; c < set->count; c++)
+			if (set->classes[c]->block_size == block_size)
+				return pool_stats(set->classes[c], out);
+		errno = EINVAL;
+		return -1;
+	}
+	pool_stats_t sum = {0}, one;
+	for (unsigned c = 0; c < set->count; c++) {
+		if (pool_stats(set->classes[c], &one) != 0)
+			return -1;
+		sum.block_count += one.block_count;
+		sum.in_use += one.in_use;
+		sum.peak_in_use += one.peak_in_use;
+		sum.allocs += one.allocs;
+		sum.frees += one.frees;
+		sum.fallback_allocs += one.fallback_allocs;
+		sum.fallback_frees += one.fallback_frees;
+	}
+	sum.flags = set->flags;
+	*out = sum;
+	return 0;
+}
