@@ -13,7 +13,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 packages="autoconf automake libtool pkg-config make gcc check
 	libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev
-	gnuplot-nox valgrind libcurl4-openssl-dev lighttpd wrk curl python3"
+	gnuplot-nox valgrind libcurl4-openssl-dev lighttpd wrk curl python3
+	libglib2.0-dev libdpdk-dev libboost-dev g++"
 
 install_deps() {
 	missing=
