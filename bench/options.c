@@ -739,10 +739,6 @@ const char *case_not_applicable(const struct bench_case *c)
 	    c->n > c->blocks)
 		return "n/a: rte_mempool has no fallback, and N exceeds its "
 		       "blocks";
-	if ((c->workload == WORKLOAD_BULK ||
-	     c->workload == WORKLOAD_FOOTPRINT) &&
-	    c->allocator == ALLOCATOR_STACK)
-		return "n/a: the stack buffer is a control of sort only";
 	if (!allocator_applies(c->allocator, c->workload))
 		return "n/a: the stack buffer is a control of sort only";
 	return NULL;

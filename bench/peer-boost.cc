@@ -9,8 +9,8 @@
 #include <boost/version.hpp>
 #include <new>
 
-// The pool's chunks come from new[] (its default user allocator): the C
-// library's malloc in this worker.
+/* The pool's chunks come from new[] (its default user allocator): the C
+ * library's malloc in this worker. */
 struct boost_pool {
 	boost::pool<> pool;
 	boost_pool(size_t block_size, size_t first_blocks)

@@ -231,12 +231,12 @@ void peer_entries(const struct bench_case *c, struct peer_entry *e)
 #elif defined(BENCH_PEER_DPDK)
 	/* rte_mempool_get() and _put() are inline: the worker's own code,
 	 * down to the mempool driver's dequeue and enqueue. */
+	int bulk = c->workload == WORKLOAD_BULK;
+
 	(void)zeroed;
-	e->symbol =
-	    case_has_bulk(c) ? "rte_mempool_get_bulk" : "rte_mempool_get";
+	e->symbol = bulk ? "rte_mempool_get_bulk" : "rte_mempool_get";
 	e->function = ENTRY(peer_open);
-	e->free_symbol =
-	    case_has_bulk(c) ? "rte_mempool_put_bulk" : "rte_mempool_put";
+	e->free_symbol = bulk ? "rte_mempool_put_bulk" : "rte_mempool_put";
 	e->free_function = ENTRY(peer_close);
 #elif defined(BENCH_PEER_BOOST)
 	(void)zeroed;

@@ -170,7 +170,7 @@ void row_describe(const struct row *row, char *buf, size_t size)
 		    buf, size,
 		    "N blocks of %zu B allocated (malloc; the pools: a pool "
 		    "of exactly N), each written whole, all live; overhead = "
-		    "RSS growth (/proc/self/statm) from before the "
+		    "RSS growth (RssAnon + RssShmem) from before the "
 		    "allocator's set-up to then, beyond N x %zu B, in %% of "
 		    "it; set-up = what the set-up alone added; ns/op = one "
 		    "allocation and its writing, first touch included",
@@ -463,10 +463,8 @@ static void header_allocators(FILE *out, const struct row *rows, size_t count)
 		for (j = 0; j < count && !printed[i]; j++)
 			if (rows[j].c.allocator == i &&
 			    rows[j].status == ROW_NOT_BUILT) {
-				fprintf(out,
-				        "  %-16s not built: configure did not "
-				        "find it\n",
-				        allocator_names[i]);
+				fprintf(out, "  %-16s %s\n", allocator_names[i],
+				        rows[j].message);
 				printed[i] = 1;
 			}
 }
