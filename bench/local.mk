@@ -229,7 +229,11 @@ EXTRA_DIST += bench/results/table.txt bench/results/bench.csv \
 	bench/results/oversize.png bench/results/lighttpd.png \
 	bench/results/parallel.png bench/results/parallel-threads.png \
 	bench/results/sort.png bench/results/xthread.png \
-	bench/results/xthread-threads.png bench/results/http-curl.txt
+	bench/results/xthread-threads.png bench/results/http-curl.txt \
+	bench/results/2026-11-23-table.txt bench/results/2026-11-23-bench.csv \
+	bench/results/2026-11-23-bench.json \
+	bench/results/2026-11-23-fixed-pools.txt \
+	bench/results/2026-11-23-fixed-pools.csv
 
 # A directory is named bench too, hence .PHONY.
 .PHONY: bench
