@@ -16,7 +16,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 packages="autoconf automake libtool pkg-config make gcc check
 	libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev
 	gnuplot-nox valgrind libcurl4-openssl-dev lighttpd wrk curl python3
-	clang libclang-rt-14-dev cppcheck mandoc cmake g++"
+	clang libclang-rt-14-dev cppcheck mandoc cmake g++
+	libglib2.0-dev libdpdk-dev libboost-dev"
 
 install_deps() {
 	missing=

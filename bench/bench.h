@@ -26,9 +26,11 @@ enum workload {
 	WORKLOAD_PARALLEL,
 	WORKLOAD_SORT,
 	WORKLOAD_XTHREAD,
-	WORKLOAD_PAIR, /* malloc, copy, free in a tight loop */
-	WORKLOAD_HTTP, /* bench/httpd under wrk (external programs) */
-	WORKLOAD_CURL, /* examples/curl-pool from lighttpd (external) */
+	WORKLOAD_PAIR,      /* malloc, copy, free in a tight loop */
+	WORKLOAD_BULK,      /* pair's loop, BULK_BATCH blocks at a time */
+	WORKLOAD_FOOTPRINT, /* RSS of N live blocks over their bytes */
+	WORKLOAD_HTTP,      /* bench/httpd under wrk (external programs) */
+	WORKLOAD_CURL,      /* examples/curl-pool from lighttpd (external) */
 	WORKLOAD_COUNT
 };
 
@@ -39,6 +41,9 @@ enum allocator {
 	ALLOCATOR_TCMALLOC,
 	ALLOCATOR_JEMALLOC,
 	ALLOCATOR_MIMALLOC,
+	ALLOCATOR_GSLICE, /* GLib's g_slice_alloc, a fixed size per call */
+	ALLOCATOR_DPDK,   /* DPDK's rte_mempool, per-lcore caches */
+	ALLOCATOR_BOOST,  /* boost::pool<>, not thread-safe */
 	ALLOCATOR_POOL_SINGLE,
 	ALLOCATOR_POOL_LOCKED,
 	ALLOCATOR_POOL_PER_THREAD,
@@ -66,6 +71,24 @@ const char *allocator_worker(enum allocator allocator);
 /* Whether the allocator takes part in the workload at all (stack is the
  * sort benchmark's control only). */
 int allocator_applies(enum allocator allocator, enum workload workload);
+
+/* Whether the allocator's worker is built only where its library is
+ * installed (gslice, dpdk, boost: bench/local.mk looks for them, not
+ * configure), so that the driver looks for the worker itself. */
+int allocator_is_optional(enum allocator allocator);
+
+/* Fixed-size pools: every request is one block of the case's block size. */
+int allocator_is_fixed_size(enum allocator allocator);
+
+/* bulk: the blocks an operation allocates, and frees, together (DPDK's
+ * rte_mempool_get_bulk() takes up to its cache size at once). */
+#define BULK_BATCH 16
+
+/* footprint: the default block count for a block size, so that the blocks
+ * fill at least FOOTPRINT_MIN_BYTES and are at least FOOTPRINT_MIN_BLOCKS:
+ * 1 Mi x 16 B, 256 Ki x 64 B, 16 Ki x 4096 B. */
+#define FOOTPRINT_MIN_BYTES  ((size_t)16 << 20)
+#define FOOTPRINT_MIN_BLOCKS ((size_t)16 << 10)
 
 /* ------------------------------------------------------------ options */
 
@@ -98,7 +121,8 @@ struct options {
 	unsigned workloads;  /* bit set of enum workload */
 	unsigned allocators; /* bit set of enum allocator; 0: every one */
 	struct size_list threads, n, len;
-	struct size_list sizes; /* pair: request sizes */
+	struct size_list sizes; /* pair, bulk, footprint: request sizes */
+	int sizes_given;        /* footprint's differ unless given */
 	size_t block_size, blocks;
 	size_t clients, buffers, rounds, queue_depth;
 	enum order_kind order_kind;
@@ -178,6 +202,27 @@ const char *case_not_applicable(const struct bench_case *c);
 
 /* How a case runs differently for its allocator, or NULL. */
 const char *case_note(const struct bench_case *c);
+
+/* Whether each of the case's threads has a pool of its own (POOL_SINGLE
+ * and boost::pool<> serve one thread at a time). */
+int case_private_pools(const struct bench_case *c);
+
+/* bulk: whether the case's allocator takes and gives back BULK_BATCH
+ * blocks in one call (rte_mempool_get_bulk(), pool_malloc_bulk() where
+ * the library has it); the others make single calls. */
+int case_has_bulk(const struct bench_case *c);
+
+/* GLib 2.74's GSlice serves requests up to this size from its slabs
+ * (chunks of at most about 8 KiB / 8, in steps of 16 bytes; found by the
+ * addresses of successive allocations) and hands larger ones to
+ * g_malloc(), which is the C library's malloc. */
+#define GSLICE_SLAB_MAX 1008
+
+/* The per-lcore cache of a DPDK mempool for a case: as large as DPDK
+ * allows (256 here), but small enough that the caches of all the case's
+ * threads together can hold at most a quarter of the pool, so that no
+ * thread finds the pool empty while the others' caches hold its blocks. */
+size_t case_dpdk_cache(const struct bench_case *c);
 
 /* Whether the case's work is fixed (its checksum must then be the same
  * for every allocator) or timed (parallel, xthread, pair). */

@@ -34,7 +34,8 @@
 
 /* ------------------------------------------------------------ constants */
 
-/* Allocators configure found; the others' rows say "not built". */
+/* Allocators configure found; the others' rows say "not built".  The
+ * optional ones (allocator_is_optional()) are looked for as programs. */
 static const int allocator_built[ALLOCATOR_COUNT] = {
     [ALLOCATOR_GLIBC] = 1,           [ALLOCATOR_GLIBC_NOTRIM] = 1,
 #ifdef HAVE_TCMALLOC
@@ -221,11 +222,21 @@ static void row_command(struct row *row)
 static void row_check_runnable(struct row *row, const char *directory)
 {
 	const char *reason = case_not_applicable(&row->c);
+	enum allocator a = row->c.allocator;
+	char path[PATH_MAX];
 
-	if (!allocator_built[row->c.allocator]) {
+	int length = snprintf(path, sizeof(path), "%s/%s", directory,
+	                      allocator_worker(a));
+
+	if (allocator_is_optional(a)
+	        ? length < 0 || (size_t)length >= sizeof(path) ||
+	              access(path, X_OK) != 0
+	        : !allocator_built[a]) {
 		row->status = ROW_NOT_BUILT;
 		copy_string(row->message, sizeof(row->message),
-		            "not built: configure did not find it");
+		            allocator_is_optional(a)
+		                ? "not built: its library was not found"
+		                : "not built: configure did not find it");
 	} else if (reason != NULL) {
 		row->status = ROW_NOT_APPLICABLE;
 		copy_string(row->message, sizeof(row->message), reason);
@@ -253,6 +264,8 @@ static void row_init(struct row *row, const struct options *o, enum workload w,
 	row->ns_per_op = xcalloc(o->runs, sizeof(*row->ns_per_op));
 	row->ops = xcalloc(o->runs, sizeof(*row->ops));
 	row->faults = xcalloc(o->runs, sizeof(*row->faults));
+	row->footprint = xcalloc(o->runs, sizeof(*row->footprint));
+	row->footprint_open = xcalloc(o->runs, sizeof(*row->footprint_open));
 	for (k = 0; row->c.latency && k < LATENCY_SIDES; k++)
 		row->latency[k] = xcalloc(1, sizeof(*row->latency[k]));
 	row_check_runnable(row, directory);
@@ -375,6 +388,7 @@ static pid_t worker_spawn(const char *path, char **argv, char **environment,
 		 * settings changed but where a row says so. */
 		unsetenv("LD_PRELOAD");
 		unsetenv("GLIBC_TUNABLES");
+		unsetenv("G_SLICE");
 		while (*environment != NULL)
 			putenv(*environment++);
 		execv(path, argv);
@@ -527,6 +541,14 @@ static int source_expected(enum allocator allocator, const char *source)
 		return has_prefix(source, "libjemalloc");
 	case ALLOCATOR_MIMALLOC:
 		return has_prefix(source, "libmimalloc");
+	case ALLOCATOR_GSLICE:
+		return has_prefix(source, "libglib-2.0");
+	case ALLOCATOR_DPDK:
+		/* rte_mempool_get() and _put() are inline functions. */
+		return strcmp(source, "bench-dpdk") == 0;
+	case ALLOCATOR_BOOST:
+		/* boost::pool<> is header-only C++. */
+		return strcmp(source, "bench-boost") == 0;
 	case ALLOCATOR_POOL_SINGLE:
 	case ALLOCATOR_POOL_LOCKED:
 	case ALLOCATOR_POOL_PER_THREAD:
@@ -561,6 +583,21 @@ static int row_take_latency(struct row *row, const char *out)
 		}
 	}
 	return 0;
+}
+
+/* footprint: one counted run's RSS growth beyond the blocks, in % of
+ * them (negative when less than the blocks became resident). */
+static void row_take_footprint(struct row *row, const char *out)
+{
+	double before = (double)output_number(out, "footprint_before");
+	double open = (double)output_number(out, "footprint_open");
+	double after = (double)output_number(out, "footprint_after");
+	double bytes = (double)output_number(out, "footprint_bytes");
+
+	row->footprint_bytes = output_number(out, "footprint_bytes");
+	row->footprint[row->runs] =
+	    bytes > 0 ? 100.0 * (after - before - bytes) / bytes : 0;
+	row->footprint_open[row->runs] = (open - before) / 1024.0;
 }
 
 /* Takes one worker's report into its row. */
@@ -623,6 +660,8 @@ static void row_take(struct row *row, struct worker_output *w, int counted)
 	row->pool_allocs = output_number(w->out, "pool_allocs");
 	row->fallback_allocs = output_number(w->out, "fallback_allocs");
 	row->faults[row->runs] = (double)output_number(w->out, "minor_faults");
+	if (row->c.workload == WORKLOAD_FOOTPRINT)
+		row_take_footprint(row, w->out);
 	if (w->maxrss_kib > row->peak_rss_kib)
 		row->peak_rss_kib = w->maxrss_kib;
 	if (row_take_latency(row, w->out) != 0)
@@ -857,6 +896,12 @@ static void row_summarise(struct row *row)
 	}
 	memcpy(values, row->faults, n * sizeof(double));
 	row->faults_median = median_of(values, n);
+	memcpy(values, row->footprint, n * sizeof(double));
+	row->footprint_median = median_of(values, n);
+	row->footprint_min = values[0];
+	row->footprint_max = values[n - 1];
+	memcpy(values, row->footprint_open, n * sizeof(double));
+	row->footprint_open_median = median_of(values, n);
 	free(values);
 }
 
@@ -920,8 +965,9 @@ static void rows_ratios(struct row *rows, size_t count)
 		    tcmalloc ? row->median / tcmalloc->median : 0;
 		row->vs_floor = floor_row ? row->median / floor_row->median : 0;
 		/* pair: what the allocator adds to the same copy. */
-		row->has_overhead =
-		    row->c.workload == WORKLOAD_PAIR && floor_row != NULL;
+		row->has_overhead = (row->c.workload == WORKLOAD_PAIR ||
+		                     row->c.workload == WORKLOAD_BULK) &&
+		                    floor_row != NULL;
 		if (row->has_overhead)
 			row->overhead = row->median - floor_row->median;
 	}
@@ -1045,6 +1091,8 @@ static void rows_free(struct row *rows, size_t count)
 		free(rows[i].ns_per_op);
 		free(rows[i].ops);
 		free(rows[i].faults);
+		free(rows[i].footprint);
+		free(rows[i].footprint_open);
 		for (k = 0; k < LATENCY_SIDES; k++)
 			free(rows[i].latency[k]);
 		for (k = 0; k < METRIC_COUNT; k++)

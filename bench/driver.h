@@ -61,6 +61,10 @@ struct row {
 	uint64_t flow_allocs; /* curl: made while data was flowing */
 	int unoptimized;      /* the worker was built without -O */
 	double *faults;       /* minor page faults, per counted run */
+	/* footprint: RSS growth beyond the blocks' bytes, % of them, and
+	 * what the allocator's set-up alone added, KiB; per counted run. */
+	double *footprint, *footprint_open;
+	uint64_t footprint_bytes; /* the blocks' */
 	/* --latency: the timed calls of the counted runs, by side, merged
 	 * (NULL for rows without them). */
 	struct latency_histogram *latency[LATENCY_SIDES];
@@ -74,8 +78,10 @@ struct row {
 	double median, min, max;                /* ns per operation */
 	double vs_glibc, vs_tcmalloc, vs_floor; /* median ratios; 0: none */
 	double faults_median;                   /* minor faults per run */
-	int has_overhead; /* pair, with a floor row to subtract */
-	double overhead;  /* pair: median - the floor's median, ns */
+	double footprint_median, footprint_min, footprint_max; /* % */
+	double footprint_open_median;                          /* KiB */
+	int has_overhead; /* pair, bulk, with a floor row to subtract */
+	double overhead;  /* pair, bulk: median - the floor's median, ns */
 	/* --latency: p50 ... max by side, ns (latency_quantiles order) */
 	double latency_ns[LATENCY_SIDES][LATENCY_POINTS];
 };

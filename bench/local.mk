@@ -82,6 +82,79 @@ bench_bench_mimalloc_CFLAGS = $(BENCH_PEER_COMPILE_FLAGS)
 bench_bench_mimalloc_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
 bench_bench_mimalloc_LDADD = $(MIMALLOC_LIBS)
 
+# ---------------------------------------------------------------- fixed-size pools
+
+# The fixed-size pools a user would pick instead of shiftpool: GLib's
+# GSlice, DPDK's rte_mempool and boost::pool<> (header-only C++).  Each is
+# built only where its library is installed, and looked for here, with
+# pkg-config and a test compile, not by configure: the bench must build
+# without them, and their rows then say "not built" (the driver looks for
+# the programs).  `make` builds them through all-local.
+EXTRA_PROGRAMS = bench/bench-gslice bench/bench-dpdk bench/bench-boost
+CLEANFILES += bench/bench-gslice$(EXEEXT) bench/bench-dpdk$(EXEEXT) \
+	bench/bench-boost$(EXEEXT)
+
+# Set by bench-optional-workers when it finds the library.
+BENCH_GLIB_CFLAGS =
+BENCH_GLIB_LIBS =
+BENCH_DPDK_CFLAGS =
+BENCH_DPDK_LIBS =
+
+bench_bench_gslice_SOURCES = $(BENCH_WORKER_SOURCES)
+bench_bench_gslice_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_PEER_GSLICE \
+	$(BENCH_GLIB_CFLAGS)
+bench_bench_gslice_CFLAGS = $(BENCH_PEER_COMPILE_FLAGS)
+bench_bench_gslice_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
+bench_bench_gslice_LDADD = $(BENCH_GLIB_LIBS)
+
+# rte_thread_register() is still experimental in DPDK 22.11.
+bench_bench_dpdk_SOURCES = $(BENCH_WORKER_SOURCES)
+bench_bench_dpdk_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_PEER_DPDK \
+	-DALLOW_EXPERIMENTAL_API $(BENCH_DPDK_CFLAGS)
+bench_bench_dpdk_CFLAGS = $(BENCH_PEER_COMPILE_FLAGS)
+bench_bench_dpdk_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
+bench_bench_dpdk_LDADD = $(BENCH_DPDK_LIBS)
+
+# The C workers call boost::pool<> through bench/peer-boost.cc, compiled
+# with the C++ compiler make knows ($(CXX), else c++): configure looks for
+# none, and the rest of the project is C.
+bench_bench_boost_SOURCES = $(BENCH_WORKER_SOURCES) bench/peer-boost.h
+bench_bench_boost_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_PEER_BOOST
+bench_bench_boost_CFLAGS = $(BENCH_PEER_COMPILE_FLAGS)
+bench_bench_boost_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
+bench_bench_boost_LDADD = bench/peer-boost.$(OBJEXT) -lstdc++
+EXTRA_DIST += bench/peer-boost.cc
+
+bench/peer-boost.$(OBJEXT): $(srcdir)/bench/peer-boost.cc \
+		$(srcdir)/bench/peer-boost.h
+	$(AM_V_CC)cxx='$(CXX)'; $${cxx:-c++} -O2 -g -Wall -Wextra \
+		$(CXXFLAGS) -c -o $@ $(srcdir)/bench/peer-boost.cc
+
+.PHONY: bench-optional-workers
+all-local: bench-optional-workers
+bench-optional-workers:
+	@if $(PKG_CONFIG) --exists glib-2.0 2>/dev/null; then \
+	  $(MAKE) $(AM_MAKEFLAGS) bench/bench-gslice$(EXEEXT) \
+	    BENCH_GLIB_CFLAGS="`$(PKG_CONFIG) --cflags glib-2.0`" \
+	    BENCH_GLIB_LIBS="`$(PKG_CONFIG) --libs glib-2.0`" || exit 1; \
+	else \
+	  echo "bench: glib-2.0 not found: bench-gslice not built"; \
+	fi
+	@if $(PKG_CONFIG) --exists libdpdk 2>/dev/null; then \
+	  $(MAKE) $(AM_MAKEFLAGS) bench/bench-dpdk$(EXEEXT) \
+	    BENCH_DPDK_CFLAGS="`$(PKG_CONFIG) --cflags libdpdk`" \
+	    BENCH_DPDK_LIBS="`$(PKG_CONFIG) --libs libdpdk`" || exit 1; \
+	else \
+	  echo "bench: libdpdk not found: bench-dpdk not built"; \
+	fi
+	@cxx='$(CXX)'; \
+	if echo '#include <boost/pool/pool.hpp>' | \
+	    $${cxx:-c++} -x c++ -fsyntax-only - >/dev/null 2>&1; then \
+	  $(MAKE) $(AM_MAKEFLAGS) bench/bench-boost$(EXEEXT) || exit 1; \
+	else \
+	  echo "bench: no C++ compiler with boost/pool: bench-boost not built"; \
+	fi
+
 # ---------------------------------------------------------------- httpd
 
 # bench/httpd, the server of the http workload: a threaded keep-alive
@@ -156,11 +229,15 @@ EXTRA_DIST += bench/results/table.txt bench/results/bench.csv \
 	bench/results/oversize.png bench/results/lighttpd.png \
 	bench/results/parallel.png bench/results/parallel-threads.png \
 	bench/results/sort.png bench/results/xthread.png \
-	bench/results/xthread-threads.png bench/results/http-curl.txt
+	bench/results/xthread-threads.png bench/results/http-curl.txt \
+	bench/results/2026-11-23-table.txt bench/results/2026-11-23-bench.csv \
+	bench/results/2026-11-23-bench.json \
+	bench/results/2026-11-23-fixed-pools.txt \
+	bench/results/2026-11-23-fixed-pools.csv
 
 # A directory is named bench too, hence .PHONY.
 .PHONY: bench
-bench: bench/bench$(EXEEXT)
+bench: bench/bench$(EXEEXT) bench-optional-workers
 	bench/bench$(EXEEXT) $(BENCH_FLAGS)
 
 # The performance targets: bench/targets.py runs the cases they name and

@@ -9,6 +9,7 @@
 
 #include "bench.h"
 #include "latency.h"
+#include "shiftpool.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -20,13 +21,16 @@
 /* ------------------------------------------------------------ constants */
 
 const char *const workload_names[WORKLOAD_COUNT] = {
-    "held",    "oversize", "lighttpd", "parallel", "sort",
-    "xthread", "pair",     "http",     "curl",
+    "held", "oversize", "lighttpd",  "parallel", "sort", "xthread",
+    "pair", "bulk",     "footprint", "http",     "curl",
 };
 
 const char *const allocator_names[ALLOCATOR_COUNT] = {
-    "glibc",       "glibc-notrim", "tcmalloc",        "jemalloc", "mimalloc",
-    "pool-single", "pool-locked",  "pool-per-thread", "stack",    "floor",
+    "glibc",       "glibc-notrim",    "tcmalloc",
+    "jemalloc",    "mimalloc",        "gslice",
+    "dpdk",        "boost-pool",      "pool-single",
+    "pool-locked", "pool-per-thread", "stack",
+    "floor",
 };
 
 /* The departure order of the ten lighttpd clients of the original
@@ -126,6 +130,12 @@ const char *allocator_worker(enum allocator allocator)
 		return "bench-jemalloc";
 	case ALLOCATOR_MIMALLOC:
 		return "bench-mimalloc";
+	case ALLOCATOR_GSLICE:
+		return "bench-gslice";
+	case ALLOCATOR_DPDK:
+		return "bench-dpdk";
+	case ALLOCATOR_BOOST:
+		return "bench-boost";
 	case ALLOCATOR_POOL_SINGLE:
 	case ALLOCATOR_POOL_LOCKED:
 	case ALLOCATOR_POOL_PER_THREAD:
@@ -151,8 +161,20 @@ int allocator_applies(enum allocator allocator, enum workload workload)
 	if (workload == WORKLOAD_HTTP)
 		return allocator != ALLOCATOR_STACK &&
 		       allocator != ALLOCATOR_FLOOR &&
-		       allocator != ALLOCATOR_GLIBC_NOTRIM;
+		       allocator != ALLOCATOR_GLIBC_NOTRIM &&
+		       !allocator_is_fixed_size(allocator);
 	return allocator != ALLOCATOR_STACK || workload == WORKLOAD_SORT;
+}
+
+int allocator_is_optional(enum allocator allocator)
+{
+	return allocator_is_fixed_size(allocator);
+}
+
+int allocator_is_fixed_size(enum allocator allocator)
+{
+	return allocator == ALLOCATOR_GSLICE || allocator == ALLOCATOR_DPDK ||
+	       allocator == ALLOCATOR_BOOST;
 }
 
 static int parse_size(const char *text, size_t min, size_t *out)
@@ -294,15 +316,17 @@ void options_usage(const char *program)
 	    "What to run:\n"
 	    "  --workload=LIST    held, oversize, lighttpd, parallel, sort, "
 	    "xthread,\n"
-	    "                     pair, http (bench/httpd under wrk), curl\n"
-	    "                     (examples/curl-pool from lighttpd), or all\n"
+	    "                     pair, bulk, footprint, http (bench/httpd "
+	    "under wrk),\n"
+	    "                     curl"
+	    " (examples/curl-pool from lighttpd), or all\n"
 	    "                     [all but http and curl]\n"
 	    "  --allocator=LIST   glibc, glibc-notrim (glibc with "
 	    "GLIBC_TUNABLES=\n"
 	    "                     " GLIBC_NOTRIM_TUNABLES "),\n"
-	    "                     tcmalloc, jemalloc, mimalloc, pool-single,\n"
-	    "                     pool-locked, pool-per-thread, stack (sort "
-	    "only),\n"
+	    "                     tcmalloc, jemalloc, mimalloc, gslice, dpdk,\n"
+	    "                     boost-pool, pool-single, pool-locked,\n"
+	    "                     pool-per-thread, stack (sort only),\n"
 	    "                     floor, or all [all that were built]\n"
 	    "\n"
 	    "Workload parameters:\n"
@@ -316,7 +340,8 @@ void options_usage(const char *program)
 	    "                     and sort: 8 x the largest len, 4096]\n"
 	    "  --blocks=N         the pool's block count [1024 "
 	    "held/oversize/parallel/\n"
-	    "                     sort/xthread; clients x buffers lighttpd]\n"
+	    "                     sort/xthread; clients x buffers lighttpd;\n"
+	    "                     footprint: max(16 MiB / size, 16384)]\n"
 	    "  --clients=N        lighttpd: clients connected at once [10]\n"
 	    "  --buffers=N        lighttpd: buffers per client [256]\n"
 	    "  --rounds=N         lighttpd: rounds of all clients connecting "
@@ -338,8 +363,9 @@ void options_usage(const char *program)
 	    "  --threads=LIST     parallel, pair: threads; xthread: "
 	    "producer/consumer\n"
 	    "                     pairs [1,2,4]\n"
-	    "  --sizes=LIST       pair: request sizes, bytes, at least 8 "
-	    "[64,4096]\n"
+	    "  --sizes=LIST       pair, bulk, footprint: request sizes, bytes, "
+	    "at least 8\n"
+	    "                     [64,4096; footprint 16,64,4096]\n"
 	    "  --queue-depth=N    xthread: slots of each bounded queue [64]\n"
 	    "  http: httpd --threads=2 --allocator=X, then wrk -t2 -c32\n"
 	    "                     --latency for --duration seconds (whole, at "
@@ -530,6 +556,7 @@ int options_parse(struct options *o, int argc, char **argv)
 			o->quick = 1;
 			break;
 		case OPT_SIZES:
+			o->sizes_given = 1;
 			if (parse_list(optarg, 8, &o->sizes) != 0 ||
 			    list_max(&o->sizes) > ((size_t)1 << 30))
 				bad = "--sizes (8 to 2^30 bytes)";
@@ -606,6 +633,15 @@ int options_parse(struct options *o, int argc, char **argv)
 
 /* ------------------------------------------------------------ cases */
 
+/* footprint's sizes: --sizes when given, else 16, 64 and 4096 bytes, the
+ * smallest block, a small object and a page. */
+static const struct size_list *footprint_sizes(const struct options *o)
+{
+	static const struct size_list sizes = {3, {16, 64, 4096}};
+
+	return o->sizes_given ? &o->sizes : &sizes;
+}
+
 size_t case_points(const struct options *o, enum workload workload)
 {
 	switch (workload) {
@@ -618,7 +654,10 @@ size_t case_points(const struct options *o, enum workload workload)
 	case WORKLOAD_SORT:
 		return o->len.count;
 	case WORKLOAD_PAIR:
+	case WORKLOAD_BULK:
 		return o->sizes.count * o->threads.count;
+	case WORKLOAD_FOOTPRINT:
+		return footprint_sizes(o)->count;
 	default:
 		return 1;
 	}
@@ -637,10 +676,52 @@ size_t case_point_value(const struct options *o, enum workload workload,
 	case WORKLOAD_SORT:
 		return o->len.value[point];
 	case WORKLOAD_PAIR: /* size by size, each for every thread count */
+	case WORKLOAD_BULK:
 		return o->threads.value[point % o->threads.count];
+	case WORKLOAD_FOOTPRINT:
+		return footprint_sizes(o)->value[point];
 	default:
 		return 0;
 	}
+}
+
+/* Whether a case gives each thread a private pool: POOL_SINGLE and
+ * boost::pool<> are for one thread at a time. */
+int case_private_pools(const struct bench_case *c)
+{
+	return (c->allocator == ALLOCATOR_POOL_SINGLE ||
+	        c->allocator == ALLOCATOR_BOOST) &&
+	       c->threads > 1;
+}
+
+static int is_pool_mode(enum allocator allocator)
+{
+	return allocator == ALLOCATOR_POOL_SINGLE ||
+	       allocator == ALLOCATOR_POOL_LOCKED ||
+	       allocator == ALLOCATOR_POOL_PER_THREAD;
+}
+
+int case_has_bulk(const struct bench_case *c)
+{
+#ifdef SHIFTPOOL_HAVE_BULK
+	if (is_pool_mode(c->allocator))
+		return 1;
+#endif
+	return c->allocator == ALLOCATOR_DPDK;
+}
+
+size_t case_dpdk_cache(const struct bench_case *c)
+{
+	/* xthread's producers and consumers, the other workloads' threads,
+	 * and the main thread. */
+	size_t threads =
+	    (c->workload == WORKLOAD_XTHREAD ? 2 * c->threads : c->threads) + 1;
+	size_t cache = c->blocks / (4 * threads);
+
+	/* DPDK's cache lets its length reach 1.5 x the size before it
+	 * flushes, hence the quarter above; 256 is below its maximum
+	 * (RTE_MEMPOOL_CACHE_MAX_SIZE, 512) and is DPDK's own examples'. */
+	return cache < 256 ? cache : 256;
 }
 
 const char *case_not_applicable(const struct bench_case *c)
@@ -649,6 +730,15 @@ const char *case_not_applicable(const struct bench_case *c)
 	    c->allocator == ALLOCATOR_POOL_SINGLE)
 		return "n/a: a POOL_SINGLE pool takes no frees from other "
 		       "threads";
+	if (c->workload == WORKLOAD_XTHREAD && c->allocator == ALLOCATOR_BOOST)
+		return "n/a: boost::pool<> takes no frees from other threads";
+	if (c->workload == WORKLOAD_OVERSIZE &&
+	    allocator_is_fixed_size(c->allocator))
+		return "n/a: a fixed-size pool has one block size";
+	if (c->allocator == ALLOCATOR_DPDK && c->workload == WORKLOAD_HELD &&
+	    c->n > c->blocks)
+		return "n/a: rte_mempool has no fallback, and N exceeds its "
+		       "blocks";
 	if (!allocator_applies(c->allocator, c->workload))
 		return "n/a: the stack buffer is a control of sort only";
 	return NULL;
@@ -656,11 +746,22 @@ const char *case_not_applicable(const struct bench_case *c)
 
 const char *case_note(const struct bench_case *c)
 {
-	if (c->allocator == ALLOCATOR_POOL_SINGLE &&
-	    (c->workload == WORKLOAD_PARALLEL ||
-	     c->workload == WORKLOAD_PAIR) &&
-	    c->threads > 1)
-		return "one POOL_SINGLE pool per thread";
+	if (case_private_pools(c) && c->workload != WORKLOAD_XTHREAD)
+		return c->allocator == ALLOCATOR_BOOST
+		           ? "one boost::pool<> per thread"
+		           : "one POOL_SINGLE pool per thread";
+	if (c->workload == WORKLOAD_BULK && c->allocator != ALLOCATOR_FLOOR &&
+	    !case_has_bulk(c))
+		return is_pool_mode(c->allocator)
+		           ? "single calls: this shiftpool has no "
+		             "pool_malloc_bulk()"
+		           : "single calls: no bulk call";
+	if (c->allocator == ALLOCATOR_GSLICE && c->block_size > GSLICE_SLAB_MAX)
+		return "above GSlice's slabs: g_slice_alloc calls malloc";
+	if (c->allocator == ALLOCATOR_DPDK)
+		return c->threads > 0 ? "lcore caches; threads registered "
+		                        "with rte_thread_register()"
+		                      : "the main lcore's cache";
 	if (c->allocator == ALLOCATOR_GLIBC_NOTRIM)
 		return "GLIBC_TUNABLES=" GLIBC_NOTRIM_TUNABLES;
 	if (c->allocator == ALLOCATOR_FLOOR && c->workload == WORKLOAD_SORT)
@@ -674,7 +775,7 @@ int case_is_timed(const struct bench_case *c)
 {
 	return c->workload == WORKLOAD_PARALLEL ||
 	       c->workload == WORKLOAD_XTHREAD ||
-	       c->workload == WORKLOAD_PAIR ||
+	       c->workload == WORKLOAD_PAIR || c->workload == WORKLOAD_BULK ||
 	       workload_is_external(c->workload);
 }
 
@@ -766,12 +867,26 @@ void case_resolve(const struct options *o, enum workload workload,
 		c->duration = o->duration;
 		break;
 	case WORKLOAD_PAIR:
+	case WORKLOAD_BULK:
 		c->threads = value;
 		c->size = o->sizes.value[point / o->threads.count];
 		c->block_size =
 		    o->block_size ? o->block_size : next_power_of_two(c->size);
 		c->duration =
 		    o->duration_given || o->quick ? o->duration : PAIR_DURATION;
+		break;
+	case WORKLOAD_FOOTPRINT:
+		/* The pool holds exactly the blocks allocated, so that what
+		 * RSS grows by beyond them is the pool's own bookkeeping. */
+		c->size = value;
+		c->block_size =
+		    o->block_size ? o->block_size : next_power_of_two(c->size);
+		c->blocks =
+		    o->blocks
+		        ? o->blocks
+		        : max_size(FOOTPRINT_MIN_BLOCKS / divisor,
+		                   FOOTPRINT_MIN_BYTES / divisor / c->size);
+		c->repeat = 1;
 		break;
 	case WORKLOAD_HTTP:
 		/* The server's own pool sizes; wrk's whole seconds. */
@@ -861,8 +976,12 @@ int case_format_args(const struct bench_case *c, char *buf, size_t size)
 		       c->threads, c->queue_depth, c->duration);
 		break;
 	case WORKLOAD_PAIR:
+	case WORKLOAD_BULK:
 		APPEND(" --sizes=%zu --threads=%zu --duration=%g", c->size,
 		       c->threads, c->duration);
+		break;
+	case WORKLOAD_FOOTPRINT:
+		APPEND(" --sizes=%zu", c->size);
 		break;
 	case WORKLOAD_HTTP:
 	case WORKLOAD_CURL:
@@ -906,11 +1025,19 @@ void case_label(const struct bench_case *c, char *buf, size_t size)
 		snprintf(buf, size, "%zu+%zu", c->threads, c->threads);
 		break;
 	case WORKLOAD_PAIR:
+	case WORKLOAD_BULK:
 		if (c->size % 1024 == 0)
 			snprintf(buf, size, "%zu KiB T=%zu", c->size / 1024,
 			         c->threads);
 		else
 			snprintf(buf, size, "%zu B T=%zu", c->size, c->threads);
+		break;
+	case WORKLOAD_FOOTPRINT:
+		if (c->blocks % 1024 == 0)
+			snprintf(buf, size, "%zuKi x %zu B", c->blocks / 1024,
+			         c->size);
+		else
+			snprintf(buf, size, "%zu x %zu B", c->blocks, c->size);
 		break;
 	case WORKLOAD_HTTP:
 		snprintf(buf, size, "c=%zu %gs", c->clients, c->duration);

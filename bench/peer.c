@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "peer.h"
+#include "workload.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +15,12 @@
 
 #if defined(BENCH_PEER_GLIBC) || defined(BENCH_PEER_FLOOR)
 #include <gnu/libc-version.h>
+#endif
+#if defined(BENCH_PEER_DPDK)
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_version.h>
 #endif
 #if defined(BENCH_PEER_JEMALLOC)
 int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp,
@@ -34,12 +41,75 @@ int peer_serves(enum allocator allocator)
 	return allocator == ALLOCATOR_JEMALLOC;
 #elif defined(BENCH_PEER_MIMALLOC)
 	return allocator == ALLOCATOR_MIMALLOC;
+#elif defined(BENCH_PEER_GSLICE)
+	return allocator == ALLOCATOR_GSLICE;
+#elif defined(BENCH_PEER_DPDK)
+	return allocator == ALLOCATOR_DPDK;
+#elif defined(BENCH_PEER_BOOST)
+	return allocator == ALLOCATOR_BOOST;
 #elif defined(BENCH_PEER_POOL)
 	return allocator == ALLOCATOR_POOL_SINGLE ||
 	       allocator == ALLOCATOR_POOL_LOCKED ||
 	       allocator == ALLOCATOR_POOL_PER_THREAD;
 #else
 	return allocator == ALLOCATOR_FLOOR || allocator == ALLOCATOR_STACK;
+#endif
+}
+
+int peer_start(const char *program)
+{
+#if defined(BENCH_PEER_DPDK)
+	/* No huge pages, no devices, one lcore, no files shared with other
+	 * DPDK processes (--no-shconf; --in-memory does not go with
+	 * --no-huge): what runs in a container as the worker's user.  The
+	 * 512 MiB are the EAL's heap, from which the mempools come. */
+	char *args[] = {
+	    (char *)program,
+	    "--no-huge",
+	    "--no-pci",
+	    "-l",
+	    "0",
+	    "-m",
+	    "512",
+	    "--no-shconf",
+	    "--no-telemetry",
+	    "--log-level=4",
+	    NULL,
+	};
+	int count = (int)(sizeof(args) / sizeof(args[0])) - 1;
+
+	if (rte_eal_init(count, args) < 0) {
+		fprintf(stderr, "rte_eal_init: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+#else
+	(void)program;
+#endif
+	return 0;
+}
+
+void peer_stop(void)
+{
+#if defined(BENCH_PEER_DPDK)
+	rte_eal_cleanup();
+#endif
+}
+
+void peer_thread_enter(void)
+{
+#if defined(BENCH_PEER_DPDK)
+	/* An unregistered thread has no lcore id, hence no mempool cache:
+	 * every get and put would go to the shared ring.  DPDK's own
+	 * applications run their threads as lcores. */
+	if (rte_thread_register() != 0)
+		worker_fail("rte_thread_register: %s", rte_strerror(rte_errno));
+#endif
+}
+
+void peer_thread_leave(void)
+{
+#if defined(BENCH_PEER_DPDK)
+	rte_thread_unregister();
 #endif
 }
 
@@ -57,6 +127,33 @@ int peer_open(struct peer *peer, const struct bench_case *c)
 		        strerror(errno));
 		return -1;
 	}
+#elif defined(BENCH_PEER_GSLICE)
+	peer->block_size = c->block_size;
+#elif defined(BENCH_PEER_DPDK)
+	static unsigned opened;
+	char name[RTE_MEMPOOL_NAMESIZE];
+
+	/* A name per pool: pair's and bulk's threads share one, but a
+	 * worker may open several. */
+	snprintf(name, sizeof(name), "bench%u", opened++);
+	peer->mempool = rte_mempool_create(
+	    name, (unsigned)c->blocks, (unsigned)c->block_size,
+	    (unsigned)case_dpdk_cache(c), 0, NULL, NULL, NULL, NULL,
+	    SOCKET_ID_ANY, 0);
+	if (peer->mempool == NULL) {
+		fprintf(stderr, "rte_mempool_create(%zu x %zu B): %s\n",
+		        c->blocks, c->block_size, rte_strerror(rte_errno));
+		return -1;
+	}
+#elif defined(BENCH_PEER_BOOST)
+	/* The first chunk holds the case's blocks, as the pools' regions
+	 * do; more come by chunks when they run out. */
+	peer->pool = boost_pool_new(c->block_size, c->blocks);
+	if (peer->pool == NULL) {
+		fprintf(stderr, "boost::pool<>(%zu): out of memory\n",
+		        c->block_size);
+		return -1;
+	}
 #else
 	(void)c;
 #endif
@@ -67,6 +164,12 @@ void peer_close(struct peer *peer)
 {
 #if defined(BENCH_PEER_POOL)
 	pool_destroy(peer->pool);
+	peer->pool = NULL;
+#elif defined(BENCH_PEER_DPDK)
+	rte_mempool_free(peer->mempool);
+	peer->mempool = NULL;
+#elif defined(BENCH_PEER_BOOST)
+	boost_pool_delete(peer->pool);
 	peer->pool = NULL;
 #else
 	(void)peer;
@@ -94,9 +197,10 @@ void peer_entries(const struct bench_case *c, struct peer_entry *e)
 {
 	/* parallel, sort and pair ask for uninitialised memory, the others
 	 * for zeroed memory. */
-	int zeroed = c->workload != WORKLOAD_PARALLEL &&
-	             c->workload != WORKLOAD_SORT &&
-	             c->workload != WORKLOAD_PAIR;
+	int zeroed =
+	    c->workload != WORKLOAD_PARALLEL && c->workload != WORKLOAD_SORT &&
+	    c->workload != WORKLOAD_PAIR && c->workload != WORKLOAD_BULK &&
+	    c->workload != WORKLOAD_FOOTPRINT;
 
 	memset(e, 0, sizeof(*e));
 #if defined(BENCH_PEER_GLIBC) || defined(BENCH_PEER_JEMALLOC)
@@ -114,6 +218,32 @@ void peer_entries(const struct bench_case *c, struct peer_entry *e)
 	e->function = zeroed ? ENTRY(mi_calloc) : ENTRY(mi_malloc);
 	e->free_symbol = "mi_free";
 	e->free_function = ENTRY(mi_free);
+#elif defined(BENCH_PEER_GSLICE)
+	e->symbol = zeroed ? "g_slice_alloc0" : "g_slice_alloc";
+	e->function = zeroed ? ENTRY(g_slice_alloc0) : ENTRY(g_slice_alloc);
+	e->free_symbol = "g_slice_free1";
+	e->free_function = ENTRY(g_slice_free1);
+	/* Above its slabs GSlice calls g_malloc, which calls malloc. */
+	if (c->block_size > GSLICE_SLAB_MAX) {
+		e->fallback_symbol = "malloc";
+		e->fallback_function = ENTRY(malloc);
+	}
+#elif defined(BENCH_PEER_DPDK)
+	/* rte_mempool_get() and _put() are inline: the worker's own code,
+	 * down to the mempool driver's dequeue and enqueue. */
+	int bulk = c->workload == WORKLOAD_BULK;
+
+	(void)zeroed;
+	e->symbol = bulk ? "rte_mempool_get_bulk" : "rte_mempool_get";
+	e->function = ENTRY(peer_open);
+	e->free_symbol = bulk ? "rte_mempool_put_bulk" : "rte_mempool_put";
+	e->free_function = ENTRY(peer_close);
+#elif defined(BENCH_PEER_BOOST)
+	(void)zeroed;
+	e->symbol = "boost_pool_malloc";
+	e->function = ENTRY(boost_pool_malloc);
+	e->free_symbol = "boost_pool_free";
+	e->free_function = ENTRY(boost_pool_free);
 #elif defined(BENCH_PEER_POOL)
 	e->symbol = zeroed ? "pool_calloc" : "pool_malloc";
 	e->function = zeroed ? ENTRY(pool_calloc) : ENTRY(pool_malloc);
@@ -147,6 +277,13 @@ void peer_version(char *buf, size_t size)
 	int version = mi_version();
 	snprintf(buf, size, "mimalloc %d.%d.%d", version / 100,
 	         version / 10 % 10, version % 10);
+#elif defined(BENCH_PEER_GSLICE)
+	snprintf(buf, size, "GLib %u.%u.%u", glib_major_version,
+	         glib_minor_version, glib_micro_version);
+#elif defined(BENCH_PEER_DPDK)
+	snprintf(buf, size, "%s", rte_version());
+#elif defined(BENCH_PEER_BOOST)
+	snprintf(buf, size, "%s", boost_pool_version());
 #elif defined(BENCH_PEER_POOL)
 	snprintf(buf, size, "shiftpool %s", shiftpool_version());
 #endif

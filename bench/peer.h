@@ -1,6 +1,7 @@
 /*
  * The allocator a worker program is built for, chosen by exactly one of
- * BENCH_PEER_GLIBC, _TCMALLOC, _JEMALLOC, _MIMALLOC, _POOL, _FLOOR.  Each
+ * BENCH_PEER_GLIBC, _TCMALLOC, _JEMALLOC, _MIMALLOC, _GSLICE, _DPDK,
+ * _BOOST, _POOL, _FLOOR.  Each
  * worker links that allocator only, so that no allocator can stand in for
  * another (linking tcmalloc replaces malloc in the whole process).
  *
@@ -9,6 +10,10 @@
  * allocates nothing: it zeroes or hands back the slot of preallocated
  * memory that the workload passes along with every request, so the floor
  * runs the same loop over the same bytes.
+ *
+ * The fixed-size pools (GSlice, DPDK's rte_mempool, boost::pool<>) serve
+ * every request with one block of the case's block size, as a user of
+ * theirs would: a pool per object size.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -22,9 +27,11 @@
 
 #include "bench.h"
 
-#if defined(BENCH_PEER_GLIBC) + defined(BENCH_PEER_TCMALLOC) +            \
-        defined(BENCH_PEER_JEMALLOC) + defined(BENCH_PEER_MIMALLOC) +    \
-        defined(BENCH_PEER_POOL) + defined(BENCH_PEER_FLOOR) !=          \
+#if defined(BENCH_PEER_GLIBC) + defined(BENCH_PEER_TCMALLOC) +                 \
+        defined(BENCH_PEER_JEMALLOC) + defined(BENCH_PEER_MIMALLOC) +          \
+        defined(BENCH_PEER_GSLICE) + defined(BENCH_PEER_DPDK) +                \
+        defined(BENCH_PEER_BOOST) + defined(BENCH_PEER_POOL) +                 \
+        defined(BENCH_PEER_FLOOR) !=                                           \
     1
 #error "define exactly one BENCH_PEER_* for a worker"
 #endif
@@ -33,6 +40,12 @@
 #include <gperftools/tcmalloc.h>
 #elif defined(BENCH_PEER_MIMALLOC)
 #include <mimalloc.h>
+#elif defined(BENCH_PEER_GSLICE)
+#include <glib.h>
+#elif defined(BENCH_PEER_DPDK)
+#include <rte_mempool.h>
+#elif defined(BENCH_PEER_BOOST)
+#include "peer-boost.h"
 #elif defined(BENCH_PEER_POOL)
 #include "shiftpool.h"
 #endif
@@ -53,6 +66,12 @@
 struct peer {
 #if defined(BENCH_PEER_POOL)
 	pool_t *pool;
+#elif defined(BENCH_PEER_GSLICE)
+	size_t block_size; /* g_slice_free1() takes it back */
+#elif defined(BENCH_PEER_DPDK)
+	struct rte_mempool *mempool;
+#elif defined(BENCH_PEER_BOOST)
+	struct boost_pool *pool;
 #else
 	char unused;
 #endif
@@ -72,6 +91,17 @@ static inline void *peer_calloc(struct peer *peer, void *slot, size_t size)
 	return tc_calloc(1, size);
 #elif defined(BENCH_PEER_MIMALLOC)
 	return mi_calloc(1, size);
+#elif defined(BENCH_PEER_GSLICE)
+	(void)size;
+	return g_slice_alloc0(peer->block_size);
+#elif defined(BENCH_PEER_DPDK)
+	void *p;
+	if (rte_mempool_get(peer->mempool, &p) != 0)
+		return NULL;
+	return memset(p, 0, size);
+#elif defined(BENCH_PEER_BOOST)
+	void *p = boost_pool_malloc(peer->pool);
+	return p != NULL ? memset(p, 0, size) : NULL;
 #elif defined(BENCH_PEER_POOL)
 	return pool_calloc(peer->pool, 1, size);
 #else
@@ -89,6 +119,16 @@ static inline void *peer_malloc(struct peer *peer, void *slot, size_t size)
 	return tc_malloc(size);
 #elif defined(BENCH_PEER_MIMALLOC)
 	return mi_malloc(size);
+#elif defined(BENCH_PEER_GSLICE)
+	(void)size;
+	return g_slice_alloc(peer->block_size);
+#elif defined(BENCH_PEER_DPDK)
+	void *p;
+	(void)size;
+	return rte_mempool_get(peer->mempool, &p) == 0 ? p : NULL;
+#elif defined(BENCH_PEER_BOOST)
+	(void)size;
+	return boost_pool_malloc(peer->pool);
 #elif defined(BENCH_PEER_POOL)
 	return pool_malloc(peer->pool, size);
 #else
@@ -106,6 +146,12 @@ static inline void peer_free(struct peer *peer, void *ptr)
 	tc_free(ptr);
 #elif defined(BENCH_PEER_MIMALLOC)
 	mi_free(ptr);
+#elif defined(BENCH_PEER_GSLICE)
+	g_slice_free1(peer->block_size, ptr);
+#elif defined(BENCH_PEER_DPDK)
+	rte_mempool_put(peer->mempool, ptr);
+#elif defined(BENCH_PEER_BOOST)
+	boost_pool_free(peer->pool, ptr);
 #elif defined(BENCH_PEER_POOL)
 	pool_free(peer->pool, ptr);
 #else
@@ -113,10 +159,70 @@ static inline void peer_free(struct peer *peer, void *ptr)
 #endif
 }
 
-/* ------------------------------------------------------------ set-up (peer.c) */
+/*
+ * bulk: count blocks of size bytes into out, all or none (1 or 0); the
+ * floor's are count slots of size bytes from slots.  Allocators without a
+ * bulk call make count single calls (case_has_bulk() says which).
+ */
+static inline int peer_malloc_bulk(struct peer *peer, char *slots, size_t size,
+                                   size_t count, void **out)
+{
+#if defined(BENCH_PEER_DPDK)
+	(void)slots;
+	(void)size;
+	return rte_mempool_get_bulk(peer->mempool, out, (unsigned)count) == 0;
+#elif defined(BENCH_PEER_POOL) && defined(SHIFTPOOL_HAVE_BULK)
+	(void)slots;
+	return pool_malloc_bulk(peer->pool, size, count, out) == count;
+#else
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		out[i] = peer_malloc(
+		    peer, PEER_IS_FLOOR ? slots + i * size : NULL, size);
+		if (out[i] == NULL) {
+			while (i-- > 0)
+				peer_free(peer, out[i]);
+			return 0;
+		}
+	}
+	return 1;
+#endif
+}
+
+static inline void peer_free_bulk(struct peer *peer, size_t count,
+                                  void *const *blocks)
+{
+#if defined(BENCH_PEER_DPDK)
+	rte_mempool_put_bulk(peer->mempool, blocks, (unsigned)count);
+#elif defined(BENCH_PEER_POOL) && defined(SHIFTPOOL_HAVE_BULK)
+	pool_free_bulk(peer->pool, count, blocks);
+#else
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		peer_free(peer, blocks[i]);
+#endif
+}
+
+/* ------------------------------------------------------------ set-up (peer.c)
+ */
 
 /* Whether this worker serves the allocator. */
 int peer_serves(enum allocator allocator);
+
+/*
+ * Process-wide set-up before any case's, outside every measurement (DPDK:
+ * its EAL, with no huge pages and no devices), and its end.  Returns 0,
+ * or -1 after printing the reason.
+ */
+int peer_start(const char *program);
+void peer_stop(void);
+
+/* A thread other than the main one begins, or ends, using the peer (DPDK:
+ * registered as an lcore, so that it has a mempool cache of its own). */
+void peer_thread_enter(void);
+void peer_thread_leave(void);
 
 /*
  * Prepares a peer for a case; for the pool, pool_init() with the case's

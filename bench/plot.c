@@ -34,6 +34,9 @@ static const char *const allocator_colours[ALLOCATOR_COUNT] = {
     [ALLOCATOR_TCMALLOC] = "#DD8452",
     [ALLOCATOR_JEMALLOC] = "#55A868",
     [ALLOCATOR_MIMALLOC] = "#8172B3",
+    [ALLOCATOR_GSLICE] = "#CCB974",
+    [ALLOCATOR_DPDK] = "#2CA02C",
+    [ALLOCATOR_BOOST] = "#17BECF",
     [ALLOCATOR_POOL_SINGLE] = "#F4A3A3",
     [ALLOCATOR_POOL_LOCKED] = "#E0443E",
     [ALLOCATOR_POOL_PER_THREAD] = "#8B1A1A",
@@ -49,6 +52,7 @@ static const char *const sweep_axis[WORKLOAD_COUNT] = {
     [WORKLOAD_SORT] = "len: items of 8 bytes",
     [WORKLOAD_XTHREAD] = "producer + consumer threads",
     [WORKLOAD_PAIR] = "request size, threads",
+    [WORKLOAD_BULK] = "block size, threads",
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -167,6 +171,12 @@ static void headline(const struct row *row, char *buf, size_t size)
 		snprintf(buf, size,
 		         "pair: T threads malloc(size), copy size bytes, free; "
 		         "thread time per op");
+		break;
+	case WORKLOAD_BULK:
+		snprintf(buf, size,
+		         "bulk: T threads take %d blocks at once, write, free "
+		         "them at once; thread time per block",
+		         BULK_BATCH);
 		break;
 	default:
 		snprintf(buf, size, "-");
@@ -547,8 +557,10 @@ int plot_all(const char *dir, const struct run_info *info,
 		return -1;
 	}
 	for (w = 0; w < WORKLOAD_COUNT; w++) {
-		/* http and curl: figures of another kind, in the table. */
+		/* http, curl and footprint: figures of another kind, in
+		 * the table. */
 		if (workload_is_external((enum workload)w) ||
+		    w == WORKLOAD_FOOTPRINT ||
 		    measured_allocators(rows, count, (enum workload)w) == 0)
 			continue;
 		if (w == WORKLOAD_SORT)

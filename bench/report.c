@@ -153,6 +153,29 @@ void row_describe(const struct row *row, char *buf, size_t size)
 		    "floor's",
 		    c->duration, c->size, c->size, c->blocks, c->block_size);
 		break;
+	case WORKLOAD_BULK:
+		snprintf(
+		    buf, size,
+		    "T threads, each for %g s: %d blocks of %zu B at once "
+		    "(rte_mempool_get_bulk, pool_malloc_bulk; the others %d "
+		    "single calls), a word written into each and read back, "
+		    "all freed at once; pool of %zu x %zu B blocks shared "
+		    "(POOL_SINGLE, boost: one per thread); op = one block, "
+		    "ns/op = thread time, overhead = ns/op - the floor's",
+		    c->duration, BULK_BATCH, c->size, BULK_BATCH, c->blocks,
+		    c->block_size);
+		break;
+	case WORKLOAD_FOOTPRINT:
+		snprintf(
+		    buf, size,
+		    "N blocks of %zu B allocated (malloc; the pools: a pool "
+		    "of exactly N), each written whole, all live; overhead = "
+		    "RSS growth (RssAnon + RssShmem) from before the "
+		    "allocator's set-up to then, beyond N x %zu B, in %% of "
+		    "it; set-up = what the set-up alone added; ns/op = one "
+		    "allocation and its writing, first touch included",
+		    c->size, c->size);
+		break;
 	case WORKLOAD_XTHREAD:
 		snprintf(
 		    buf, size,
@@ -212,6 +235,7 @@ static double fallback_share(const struct row *row)
 	return total ? 100.0 * (double)row->fallback_allocs / (double)total : 0;
 }
 
+/* The pool's modes, which report fallbacks. */
 static int is_pool(enum allocator allocator)
 {
 	return allocator == ALLOCATOR_POOL_SINGLE ||
@@ -313,11 +337,16 @@ static void header_method(FILE *out, const struct run_info *info)
 	             "the row called (dladdr);\n"
 	             "            faults: minor page faults of the row's "
 	             "process in the timed region, median.\n");
-	if (o->workloads & (1u << WORKLOAD_PAIR))
-		fprintf(out, "            pair: ns/op is thread time (wall "
-		             "time x threads / ops), ops/s per thread;\n"
-		             "            overhead = ns/op - the floor's, "
-		             "what the allocator adds to the copy.\n");
+	if (o->workloads & (1u << WORKLOAD_FOOTPRINT))
+		fprintf(out, "            footprint: overhead = RSS growth "
+		             "beyond the blocks' bytes, %% of them, median "
+		             "[min .. max].\n");
+	if (o->workloads & ((1u << WORKLOAD_PAIR) | (1u << WORKLOAD_BULK)))
+		fprintf(out,
+		        "            pair, bulk: ns/op is thread time (wall "
+		        "time x threads / ops), ops/s per thread;\n"
+		        "            overhead = ns/op - the floor's, "
+		        "what the allocator adds to the copy.\n");
 	if (o->workloads & ((1u << WORKLOAD_HTTP) | (1u << WORKLOAD_CURL)))
 		fprintf(out,
 		        "            http, curl: whole programs, one process "
@@ -434,10 +463,8 @@ static void header_allocators(FILE *out, const struct row *rows, size_t count)
 		for (j = 0; j < count && !printed[i]; j++)
 			if (rows[j].c.allocator == i &&
 			    rows[j].status == ROW_NOT_BUILT) {
-				fprintf(out,
-				        "  %-16s not built: configure did not "
-				        "find it\n",
-				        allocator_names[i]);
+				fprintf(out, "  %-16s %s\n", allocator_names[i],
+				        rows[j].message);
 				printed[i] = 1;
 			}
 }
@@ -522,7 +549,8 @@ static void local_cells(const struct row *row, struct cells *t)
 	format_ns(row->min, lo, sizeof(lo));
 	format_ns(row->max, hi, sizeof(hi));
 	format_range(lo, hi, next_cell(t), CELL_SIZE);
-	if (row->c.workload == WORKLOAD_PAIR) {
+	if (row->c.workload == WORKLOAD_PAIR ||
+	    row->c.workload == WORKLOAD_BULK) {
 		if (row->has_overhead)
 			snprintf(next_cell(t), CELL_SIZE, "%.2f",
 			         row->overhead);
@@ -601,6 +629,35 @@ static const struct column pair_columns[] = {
     {"from", 0},
 };
 
+/* footprint: the overhead instead of times. */
+static void footprint_cells(const struct row *row, struct cells *t)
+{
+	snprintf(next_cell(t), CELL_SIZE, "%.2f%%", row->footprint_median);
+	snprintf(next_cell(t), CELL_SIZE, " [%.2f .. %.2f]", row->footprint_min,
+	         row->footprint_max);
+	snprintf(next_cell(t), CELL_SIZE, "%.0f", row->footprint_open_median);
+	snprintf(next_cell(t), CELL_SIZE, "%.1f",
+	         (double)row->footprint_bytes / (1 << 20));
+	format_ns(row->median, next_cell(t), CELL_SIZE);
+	snprintf(next_cell(t), CELL_SIZE, "%.1f", rss_mib(row));
+	if (is_pool(row->c.allocator))
+		snprintf(next_cell(t), CELL_SIZE, "%.1f%%",
+		         fallback_share(row));
+	else
+		snprintf(next_cell(t), CELL_SIZE, "-");
+	snprintf(t->from, sizeof(t->from), "%s%s%s", row->source,
+	         row->note ? "; " : "", row->note ? row->note : "");
+	t->cell[t->next++] = t->from;
+}
+
+static const struct column footprint_columns[] = {
+    {"case", -14},      {"allocator", -16},
+    {"overhead", 9},    {" [min .. max]", -18},
+    {"set-up KiB", 10}, {"blocks MiB", 10},
+    {"ns/op", 8},       {"RSS MiB", 8},
+    {"fallback", 8},    {"from", 0},
+};
+
 static const struct column http_columns[] = {
     {"case", -14},  {"allocator", -16}, {"req/s", 9},  {" [min .. max]", -21},
     {"x glibc", 7}, {"p50 ms", 8},      {"p99 ms", 8}, {"p99.9 ms", 8},
@@ -626,6 +683,8 @@ static const struct table_kind http_table =
     TABLE_KIND(http_columns, http_cells);
 static const struct table_kind curl_table =
     TABLE_KIND(curl_columns, curl_cells);
+static const struct table_kind footprint_table =
+    TABLE_KIND(footprint_columns, footprint_cells);
 
 static void table_line(FILE *out, const struct column *columns, size_t count,
                        const char *const *cells)
@@ -641,10 +700,12 @@ static void table_line(FILE *out, const struct column *columns, size_t count,
 static void table_rows(FILE *out, const struct row *rows, size_t count,
                        enum workload w)
 {
-	const struct table_kind *kind = w == WORKLOAD_HTTP   ? &http_table
-	                                : w == WORKLOAD_CURL ? &curl_table
-	                                : w == WORKLOAD_PAIR ? &pair_table
-	                                                     : &local_table;
+	const struct table_kind *kind =
+	    w == WORKLOAD_HTTP                         ? &http_table
+	    : w == WORKLOAD_CURL                       ? &curl_table
+	    : w == WORKLOAD_PAIR || w == WORKLOAD_BULK ? &pair_table
+	    : w == WORKLOAD_FOOTPRINT                  ? &footprint_table
+	                                               : &local_table;
 	const struct column *columns = kind->columns;
 	size_t i, j, last_group = (size_t)-1;
 	struct cells t;
@@ -966,7 +1027,8 @@ static void csv_header(FILE *out)
 	      "queue_depth,repeat,duration_s,cold,ops_per_run,"
 	      "samples_ns_per_op,command,latency_p50_us,latency_p99_us,"
 	      "latency_p999_us,cpu_s_per_gb,allocations,flow_allocations,"
-	      "minor_faults,minor_faults_runs,overhead_ns",
+	      "minor_faults,minor_faults_runs,overhead_ns,"
+	      "footprint_overhead_pct,footprint_setup_kib,footprint_bytes",
 	      out);
 	for (side = 0; side < LATENCY_SIDES; side++) {
 		for (k = 0; k < LATENCY_POINTS; k++)
@@ -1012,6 +1074,11 @@ static void csv_faults_latency(FILE *out, const struct row *row)
 		fprintf(out, ",%.3f", row->overhead);
 	else
 		fputc(',', out);
+	if (ok && row->c.workload == WORKLOAD_FOOTPRINT)
+		fprintf(out, ",%.3f,%.0f,%" PRIu64, row->footprint_median,
+		        row->footprint_open_median, row->footprint_bytes);
+	else
+		fputs(",,,", out);
 	for (side = 0; side < LATENCY_SIDES; side++) {
 		if (!ok || row->latency[side] == NULL) {
 			fputs(",,,,,,", out);
@@ -1195,7 +1262,21 @@ static void json_row_figures(FILE *out, const struct row *row)
 			fprintf(out, "%s%.0f", k ? ", " : "", row->faults[k]);
 		fprintf(out, "]}, ");
 	}
-	if (row->c.workload == WORKLOAD_PAIR) {
+	if (row->c.workload == WORKLOAD_FOOTPRINT && row->status == ROW_OK) {
+		fprintf(
+		    out,
+		    "\"footprint\": {\"overhead_pct\": %.3f, \"runs_pct\": [",
+		    row->footprint_median);
+		for (k = 0; k < row->runs; k++)
+			fprintf(out, "%s%.3f", k ? ", " : "",
+			        row->footprint[k]);
+		fprintf(out,
+		        "], \"setup_kib\": %.0f, \"block_bytes\": %" PRIu64
+		        "}, ",
+		        row->footprint_open_median, row->footprint_bytes);
+	}
+	if (row->c.workload == WORKLOAD_PAIR ||
+	    row->c.workload == WORKLOAD_BULK) {
 		fprintf(out, "\"overhead_ns\": ");
 		if (row->status == ROW_OK && row->has_overhead)
 			fprintf(out, "%.4f", row->overhead);

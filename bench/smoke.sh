@@ -14,8 +14,9 @@ bench=${abs_top_builddir:-.}/bench/bench
 csv=${TMPDIR:-/tmp}/shiftpool-smoke.$$.csv
 csv2=${TMPDIR:-/tmp}/shiftpool-smoke-ext.$$.csv
 csv3=${TMPDIR:-/tmp}/shiftpool-smoke-new.$$.csv
+csv4=${TMPDIR:-/tmp}/shiftpool-smoke-footprint.$$.csv
 plots=${TMPDIR:-/tmp}/shiftpool-smoke-plots.$$
-trap 'rm -rf "$csv" "$csv2" "$csv3" "$plots"' EXIT INT TERM
+trap 'rm -rf "$csv" "$csv2" "$csv3" "$csv4" "$plots"' EXIT INT TERM
 
 if ! test -x "$bench"; then
 	echo "smoke: $bench is not built" >&2
@@ -53,6 +54,9 @@ NR == 1 {
 	else if ($3 == "tcmalloc") want = "^libtcmalloc"
 	else if ($3 == "jemalloc") want = "^libjemalloc"
 	else if ($3 == "mimalloc") want = "^libmimalloc"
+	else if ($3 == "gslice") want = "^libglib-2\\.0"
+	else if ($3 == "dpdk") want = "^bench-dpdk$"
+	else if ($3 == "boost-pool") want = "^bench-boost$"
 	else if ($3 ~ /^pool-/) want = "^(libshiftpool|bench-pool$)"
 	else want = "^none$"
 	if ($20 !~ want) fail("served by " $20)
@@ -196,3 +200,33 @@ if test -n "$plot_flag"; then
 		fi
 	done
 fi
+
+# footprint: every row has its overhead; the floor's blocks are a fresh
+# mapping, so its RSS grows by their bytes exactly (within a page or two
+# of the harness's); glibc's 16-byte requests take 32-byte chunks, 100%.
+"$bench" --quick --workload=footprint --allocator=glibc,pool-single,floor \
+	--sizes=16 --blocks=65536 --csv >"$csv4"
+status=$?
+cat "$csv4"
+if test $status -ne 0; then
+	echo "smoke: bench --workload=footprint exited with status $status" >&2
+	exit 1
+fi
+awk -F, '
+function fail(why) {
+	printf "smoke: %s %s %s: %s\n", $1, $2, $3, why > "/dev/stderr"
+	bad = 1
+}
+NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+{
+	rows++
+	if ($4 != "ok") { fail("status " $4); next }
+	pct = $(col["footprint_overhead_pct"])
+	if (pct !~ /^-?[0-9.]+$/) { fail("no overhead: " pct); next }
+	if ($3 == "floor" && (pct < -1 || pct > 1)) fail("floor overhead " pct "%")
+	if ($3 == "glibc" && pct < 50) fail("glibc overhead " pct "%")
+}
+END {
+	if (rows != 3) { print "smoke: expected 3 footprint rows" > "/dev/stderr"; exit 1 }
+	exit bad
+}' "$csv4" || exit 1

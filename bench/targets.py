@@ -40,7 +40,12 @@ GROUPS = (
     ("parallel-4k", ["--workload=parallel", "--len=512",
                      "--threads=1,2,4"]),
     ("xthread", ["--workload=xthread", "--threads=1,2"]),
+    ("footprint", ["--workload=footprint", "--sizes=16"]),
 )
+
+# footprint at 16-byte blocks: RSS beyond the blocks' bytes, % of them.
+FOOTPRINT_LIMITS = (("pool-single", 2.0), ("pool-locked", 2.0),
+                    ("pool-per-thread", 4.0))
 
 
 def fail(message):
@@ -235,6 +240,15 @@ def xthread_targets(report, rows):
                          div(floor, ns))
 
 
+def footprint_targets(report, rows):
+    overhead = {a: float(r["footprint_overhead_pct"])
+                for (c, a), r in rows.items() if r["size"] == "16"}
+    for mode, limit in FOOTPRINT_LIMITS:
+        report.ratio("footprint 16 B: %s RSS overhead %% <= %.0f"
+                     % (mode, limit), overhead.get(mode), limit,
+                     overhead.get("floor"))
+
+
 def callgrind_count(pair_cost, mode, count):
     env = dict(os.environ, SHIFTPOOL_DEBUG="no-valgrind")
     done = subprocess.run(
@@ -306,6 +320,7 @@ def main():
     parallel_targets(report, results["parallel-64"],
                      results["parallel-4k"])
     xthread_targets(report, results["xthread"])
+    footprint_targets(report, results["footprint"])
     instruction_targets(report, options.pair_cost, options.quick,
                         "skipped" if options.no_instructions else None)
 

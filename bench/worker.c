@@ -64,6 +64,9 @@ static void check_environment(const struct bench_case *c)
 	if (c->allocator != ALLOCATOR_GLIBC_NOTRIM && tunables != NULL)
 		worker_fail("GLIBC_TUNABLES is set: unset it, or run "
 		            "glibc-notrim");
+	/* G_SLICE=always-malloc would make GSlice glibc's malloc. */
+	if (c->allocator == ALLOCATOR_GSLICE && getenv("G_SLICE") != NULL)
+		worker_fail("G_SLICE is set: unset it (bench does)");
 }
 
 /* --latency: the histograms of the timed calls, one line each. */
@@ -116,10 +119,13 @@ int main(int argc, char **argv)
 		worker_fail("%s", reason);
 	check_environment(&c);
 
+	if (peer_start(argv[0]) != 0)
+		worker_fail("cannot start %s", allocator_names[c.allocator]);
 	peer_entries(&c, &entry);
 	peer_version(version, sizeof(version));
 	workload_run(&c, &result);
 	getrusage(RUSAGE_SELF, &usage);
+	peer_stop();
 
 	printf("ops=%llu\n", (unsigned long long)result.ops);
 	printf("ns=%llu\n", (unsigned long long)result.ns);
@@ -128,6 +134,16 @@ int main(int argc, char **argv)
 	printf("fallback_allocs=%llu\n",
 	       (unsigned long long)result.fallback_allocs);
 	printf("minor_faults=%llu\n", (unsigned long long)result.minor_faults);
+	if (c.workload == WORKLOAD_FOOTPRINT) {
+		printf("footprint_before=%llu\n",
+		       (unsigned long long)result.footprint_before);
+		printf("footprint_open=%llu\n",
+		       (unsigned long long)result.footprint_open);
+		printf("footprint_after=%llu\n",
+		       (unsigned long long)result.footprint_after);
+		printf("footprint_bytes=%llu\n",
+		       (unsigned long long)result.footprint_bytes);
+	}
 	print_latency(&result);
 	printf("symbol=%s\n", entry.symbol ? entry.symbol : "none");
 	printf("source=%s\n", object_of(entry.symbol, entry.function));

@@ -21,6 +21,10 @@ struct workload_result {
 	                      same value for every allocator */
 	uint64_t pool_allocs, fallback_allocs; /* pool peers, whole process */
 	uint64_t minor_faults; /* the process's, over the timed region */
+	/* footprint: resident bytes before the allocator's set-up, after it,
+	 * and with every block allocated and written; the blocks' bytes. */
+	uint64_t footprint_before, footprint_open, footprint_after;
+	uint64_t footprint_bytes;
 	/* --latency: each timed call's ticks, by side; NULL when off. */
 	struct latency_histogram *latency[LATENCY_SIDES];
 };

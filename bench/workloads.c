@@ -1,5 +1,5 @@
 /*
- * The six workloads (see README.md), written once against peer.h and
+ * The bench worker's workloads (see README.md), written once against peer.h and
  * compiled into every worker.
  *
  * Every workload follows the same shape: set-up outside the timed region
@@ -24,6 +24,7 @@
 
 #include <alloca.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -31,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -477,6 +479,41 @@ static inline uint64_t parallel_op(struct peer *peer, void *slot,
 	return value;
 }
 
+/* bulk's operation: BULK_BATCH blocks at once, each written and read
+ * back, then freed at once.  Returns the sum of what was read. */
+static inline uint64_t bulk_op(struct peer *peer, char *slots,
+                               const uint64_t *input, size_t bytes)
+{
+	void *blocks[BULK_BATCH];
+	uint64_t sum = 0;
+	size_t i;
+
+	if (!peer_malloc_bulk(peer, slots, bytes, BULK_BATCH, blocks))
+		worker_fail("allocation of %d x %zu bytes failed", BULK_BATCH,
+		            bytes);
+	for (i = 0; i < BULK_BATCH; i++)
+		memcpy(blocks[i], &input[i], 8);
+	escape(blocks);
+	for (i = 0; i < BULK_BATCH; i++)
+		sum += *(const uint64_t *)blocks[i];
+	peer_free_bulk(peer, BULK_BATCH, blocks);
+	return sum;
+}
+
+/* One operation of parallel, pair or bulk: how many blocks it counts
+ * for, its result through sum. */
+static inline size_t parallel_step(const struct parallel *p, struct peer *peer,
+                                   char *floor_memory, size_t bytes,
+                                   uint64_t *sum)
+{
+	if (p->c->workload == WORKLOAD_BULK) {
+		*sum += bulk_op(peer, floor_memory, p->input, bytes);
+		return BULK_BATCH;
+	}
+	*sum += parallel_op(peer, SLOT(floor_memory), p->input, bytes);
+	return 1;
+}
+
 static void *parallel_thread_run(void *arg)
 {
 	struct parallel_thread *t = arg;
@@ -487,19 +524,21 @@ static void *parallel_thread_run(void *arg)
 	size_t k = 0;
 	uint64_t ops = 0, sum = 0;
 
+	peer_thread_enter();
 	if (p->private_pools) {
 		if (peer_open(&t->own, p->c) != 0)
 			worker_fail("a thread's private pool failed");
 		peer = &t->own;
 	}
 	if (PEER_IS_FLOOR)
-		floor_memory = harness_alloc(p->c->size);
+		floor_memory = harness_alloc(
+		    p->c->size *
+		    (p->c->workload == WORKLOAD_BULK ? BULK_BATCH : 1));
 
 	pthread_barrier_wait(&p->start);
 	while (atomic_load_explicit(&p->phase, memory_order_relaxed) ==
 	       PHASE_WARMUP) {
-		sum +=
-		    parallel_op(peer, SLOT(floor_memory), p->input, bytes[k]);
+		parallel_step(p, peer, floor_memory, bytes[k], &sum);
 		if (++k == count)
 			k = 0;
 	}
@@ -510,11 +549,9 @@ static void *parallel_thread_run(void *arg)
 	 * all in a short timed window (--quick's is 10 ms).  The window ends
 	 * at the join, so that operation is timed too. */
 	do {
-		sum +=
-		    parallel_op(peer, SLOT(floor_memory), p->input, bytes[k]);
+		ops += parallel_step(p, peer, floor_memory, bytes[k], &sum);
 		if (++k == count)
 			k = 0;
-		ops++;
 	} while (atomic_load_explicit(&p->phase, memory_order_relaxed) ==
 	         PHASE_TIMED);
 	t->ops = ops;
@@ -524,6 +561,7 @@ static void *parallel_thread_run(void *arg)
 		peer_close(&t->own);
 	}
 	free(floor_memory);
+	peer_thread_leave();
 	return NULL;
 }
 
@@ -532,7 +570,7 @@ static void parallel_sizes(const struct bench_case *c, struct parallel *p)
 {
 	size_t k;
 
-	if (c->workload == WORKLOAD_PAIR) {
+	if (c->workload == WORKLOAD_PAIR || c->workload == WORKLOAD_BULK) {
 		p->op_bytes[0] = c->size;
 		p->op_count = 1;
 		return;
@@ -564,9 +602,19 @@ static void parallel_time(const struct bench_case *c, struct parallel *p,
 	for (i = 0; i < c->threads; i++)
 		pthread_join(threads[i].thread, NULL);
 	timed_stop(&t, out);
-	/* pair reports thread time: every thread ran the whole window. */
-	if (c->workload == WORKLOAD_PAIR)
+	/* pair and bulk report thread time: every thread ran the whole
+	 * window. */
+	if (c->workload == WORKLOAD_PAIR || c->workload == WORKLOAD_BULK)
 		out->ns *= c->threads;
+}
+
+/* The words of input: one op's bytes, and a word for each block of a
+ * bulk batch. */
+static size_t max_items(const struct bench_case *c)
+{
+	size_t items = (c->size + 7) / 8;
+
+	return items > BULK_BATCH ? items : BULK_BATCH;
 }
 
 static void run_parallel(const struct bench_case *c, struct peer *peer,
@@ -574,7 +622,8 @@ static void run_parallel(const struct bench_case *c, struct peer *peer,
 {
 	struct parallel p;
 	struct parallel_thread *threads;
-	size_t i, items = (c->size + 7) / 8;
+	/* bulk writes a word of the input into each block of a batch. */
+	size_t i, items = max_items(c);
 	uint64_t *input = harness_alloc(items * 8);
 	uint64_t random = c->seed;
 
@@ -585,8 +634,7 @@ static void run_parallel(const struct bench_case *c, struct peer *peer,
 	p.input = input;
 	parallel_sizes(c, &p);
 	p.shared = peer;
-	p.private_pools =
-	    c->allocator == ALLOCATOR_POOL_SINGLE && c->threads > 1;
+	p.private_pools = case_private_pools(c);
 	/* --cold: the threads skip their warm-up loop. */
 	atomic_init(&p.phase, c->cold ? PHASE_TIMED : PHASE_WARMUP);
 	barrier_init(&p.start, c->threads + 1);
@@ -846,6 +894,7 @@ static void *xthread_producer(void *arg)
 	struct xthread *x = pair->x;
 	uint64_t sequence = 0;
 
+	peer_thread_enter();
 	pthread_barrier_wait(&x->start);
 	while (atomic_load_explicit(&x->phase, memory_order_relaxed) ==
 	       PHASE_WARMUP)
@@ -859,6 +908,7 @@ static void *xthread_producer(void *arg)
 	while (atomic_load_explicit(&x->phase, memory_order_relaxed) ==
 	       PHASE_TIMED);
 	ring_push(&pair->ring, NULL);
+	peer_thread_leave();
 	return NULL;
 }
 
@@ -893,11 +943,13 @@ static void *xthread_consumer(void *arg)
 	struct xthread *x = pair->x;
 	uint64_t expected = 0;
 
+	peer_thread_enter();
 	pthread_barrier_wait(&x->start);
 	consume(pair, WARMUP_MARK, &expected, NULL);
 	pair->sum = 0;
 	pthread_barrier_wait(&x->timed);
 	pair->ops = consume(pair, NULL, &expected, pair->latency[LATENCY_FREE]);
+	peer_thread_leave();
 	return NULL;
 }
 
@@ -983,6 +1035,97 @@ static void run_xthread(const struct bench_case *c, struct peer *peer,
 	free(pairs);
 }
 
+/* ------------------------------------------------------------ footprint */
+
+/* A "Name:   123 kB" line's value of /proc/self/status, in bytes. */
+static uint64_t status_kib(const char *text, const char *name)
+{
+	const char *line = strstr(text, name);
+	unsigned long long kib;
+
+	if (line == NULL || sscanf(line + strlen(name), "%llu", &kib) != 1)
+		worker_fail("no %s in /proc/self/status", name);
+	return (uint64_t)kib * 1024;
+}
+
+/*
+ * The process's resident memory that is not a file's, bytes: RssAnon and
+ * RssShmem of /proc/self/status.  So the allocator's bookkeeping and the
+ * blocks (DPDK's EAL heap without huge pages is shared memory), but not
+ * the code pages that happen to run for the first time.
+ */
+static uint64_t resident_bytes(void)
+{
+	/* read(), not stdio: a FILE's buffer would come from the peer. */
+	char text[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t length = fd < 0 ? -1 : read(fd, text, sizeof(text) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (length <= 0)
+		worker_fail("cannot read /proc/self/status");
+	text[length] = '\0';
+	return status_kib(text, "\nRssAnon:") + status_kib(text, "\nRssShmem:");
+}
+
+/* Memory of the harness outside every allocator: mmap'ed, so that it
+ * neither comes from the peer nor is handed back to it by free(). */
+static void *footprint_map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		worker_fail("mmap of %zu bytes: %s", bytes, strerror(errno));
+	return p;
+}
+
+/*
+ * N blocks allocated, each written whole, all live at once: what the
+ * process's RSS grew by, from before the allocator's set-up (pool_init(),
+ * rte_mempool_create(); DPDK's EAL is process-wide and earlier), over the
+ * blocks' bytes.  The pointer array is mapped and touched before.  The
+ * floor's blocks are a fresh mapping: its ratio is the method's own.
+ */
+static void run_footprint(const struct bench_case *c, struct peer *peer,
+                          struct workload_result *out)
+{
+	const size_t count = c->blocks, size = c->size;
+	void **blocks = footprint_map(count * sizeof(*blocks));
+	char *floor_memory = NULL;
+	struct timed t;
+	size_t i;
+
+	memset(blocks, 0, count * sizeof(*blocks));
+	out->footprint_before = resident_bytes();
+	if (peer_open(peer, c) != 0)
+		worker_fail("cannot set up %s", allocator_names[c->allocator]);
+	if (PEER_IS_FLOOR)
+		floor_memory = footprint_map(count * size);
+	out->footprint_open = resident_bytes();
+	timed_start(&t);
+	for (i = 0; i < count; i++) {
+		uint64_t *p = check_allocated(
+		    peer_malloc(peer, SLOT(floor_memory + i * size), size),
+		    size);
+		memset(p, (int)(i & 0xff) | 1, size);
+		p[0] = i;
+		blocks[i] = p;
+	}
+	timed_stop(&t, out);
+	out->footprint_after = resident_bytes();
+	out->footprint_bytes = (uint64_t)count * size;
+	out->ops = count;
+	for (i = 0; i < count; i++) {
+		out->checksum += *(const uint64_t *)blocks[i];
+		peer_free(peer, blocks[i]);
+	}
+	if (floor_memory != NULL)
+		munmap(floor_memory, count * size);
+	munmap(blocks, count * sizeof(*blocks));
+}
+
 /* ------------------------------------------------------------ entry */
 
 void workload_run(const struct bench_case *c, struct workload_result *out)
@@ -994,7 +1137,8 @@ void workload_run(const struct bench_case *c, struct workload_result *out)
 	for (side = 0; c->latency && side < LATENCY_SIDES; side++)
 		out->latency[side] =
 		    harness_alloc(sizeof(struct latency_histogram));
-	if (peer_open(&peer, c) != 0)
+	/* footprint measures the set-up too. */
+	if (c->workload != WORKLOAD_FOOTPRINT && peer_open(&peer, c) != 0)
 		worker_fail("cannot set up %s", allocator_names[c->allocator]);
 	switch (c->workload) {
 	case WORKLOAD_HELD:
@@ -1006,7 +1150,11 @@ void workload_run(const struct bench_case *c, struct workload_result *out)
 		break;
 	case WORKLOAD_PARALLEL:
 	case WORKLOAD_PAIR:
+	case WORKLOAD_BULK:
 		run_parallel(c, &peer, out);
+		break;
+	case WORKLOAD_FOOTPRINT:
+		run_footprint(c, &peer, out);
 		break;
 	case WORKLOAD_SORT:
 		run_sort(c, &peer, out);
