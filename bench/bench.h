@@ -208,8 +208,8 @@ const char *case_note(const struct bench_case *c);
 int case_private_pools(const struct bench_case *c);
 
 /* bulk: whether the case's allocator takes and gives back BULK_BATCH
- * blocks in one call (rte_mempool_get_bulk(), pool_malloc_bulk() where
- * the library has it); the others make single calls. */
+ * blocks in one call (rte_mempool_get_bulk(), pool_malloc_bulk()); the
+ * others make single calls. */
 int case_has_bulk(const struct bench_case *c);
 
 /* GLib 2.74's GSlice serves requests up to this size from its slabs

@@ -703,11 +703,7 @@ static int is_pool_mode(enum allocator allocator)
 
 int case_has_bulk(const struct bench_case *c)
 {
-#ifdef SHIFTPOOL_HAVE_BULK
-	if (is_pool_mode(c->allocator))
-		return 1;
-#endif
-	return c->allocator == ALLOCATOR_DPDK;
+	return is_pool_mode(c->allocator) || c->allocator == ALLOCATOR_DPDK;
 }
 
 size_t case_dpdk_cache(const struct bench_case *c)
@@ -752,10 +748,7 @@ const char *case_note(const struct bench_case *c)
 		           : "one POOL_SINGLE pool per thread";
 	if (c->workload == WORKLOAD_BULK && c->allocator != ALLOCATOR_FLOOR &&
 	    !case_has_bulk(c))
-		return is_pool_mode(c->allocator)
-		           ? "single calls: this shiftpool has no "
-		             "pool_malloc_bulk()"
-		           : "single calls: no bulk call";
+		return "single calls: no bulk call";
 	if (c->allocator == ALLOCATOR_GSLICE && c->block_size > GSLICE_SLAB_MAX)
 		return "above GSlice's slabs: g_slice_alloc calls malloc";
 	if (c->allocator == ALLOCATOR_DPDK)

@@ -171,7 +171,7 @@ static inline int peer_malloc_bulk(struct peer *peer, char *slots, size_t size,
 	(void)slots;
 	(void)size;
 	return rte_mempool_get_bulk(peer->mempool, out, (unsigned)count) == 0;
-#elif defined(BENCH_PEER_POOL) && defined(SHIFTPOOL_HAVE_BULK)
+#elif defined(BENCH_PEER_POOL)
 	(void)slots;
 	return pool_malloc_bulk(peer->pool, size, count, out) == count;
 #else
@@ -195,7 +195,7 @@ static inline void peer_free_bulk(struct peer *peer, size_t count,
 {
 #if defined(BENCH_PEER_DPDK)
 	rte_mempool_put_bulk(peer->mempool, blocks, (unsigned)count);
-#elif defined(BENCH_PEER_POOL) && defined(SHIFTPOOL_HAVE_BULK)
+#elif defined(BENCH_PEER_POOL)
 	pool_free_bulk(peer->pool, count, blocks);
 #else
 	size_t i;

@@ -155,10 +155,10 @@ POOL_INLINE void *alloc_in(struct pool *pool, size_t size, bool zero, int mode,
 		block = thread_pop(pool, hooks);
 	} else {
 		if (mode == POOL_LOCKED)
-			pthread_mutex_lock(&pool->lock);
+			pool_lock_acquire(&pool->lock);
 		block = shared_pop(pool, hooks);
 		if (mode == POOL_LOCKED)
-			pthread_mutex_unlock(&pool->lock);
+			pool_lock_release(&pool->lock);
 	}
 	if (likely(block != NULL)) {
 		block = block_out(pool, block, size, zero, false, hooks);
@@ -243,10 +243,10 @@ POOL_INLINE int free_in(struct pool *pool, const char *function, void *ptr,
 		if (mode != POOL_SINGLE && unlikely(index >= pool->block_count))
 			return free_outside(pool, function, ptr);
 		if (mode == POOL_LOCKED)
-			pthread_mutex_lock(&pool->lock);
+			pool_lock_acquire(&pool->lock);
 		error = shared_free(pool, ptr, index, hooks);
 		if (mode == POOL_LOCKED)
-			pthread_mutex_unlock(&pool->lock);
+			pool_lock_release(&pool->lock);
 	}
 	if (unlikely(error))
 		return free_refused(pool, function, ptr, error);
@@ -474,10 +474,10 @@ POOL_INLINE size_t bulk_pop(struct pool *pool, size_t size, size_t n,
 		got = thread_pop_many(pool, n, out);
 	} else {
 		if (mode == POOL_LOCKED)
-			pthread_mutex_lock(&pool->lock);
+			pool_lock_acquire(&pool->lock);
 		got = shared_pop_many(pool, n, out);
 		if (mode == POOL_LOCKED)
-			pthread_mutex_unlock(&pool->lock);
+			pool_lock_release(&pool->lock);
 	}
 	/* Nothing to do but in an ASan build, which unpoisons them. */
 	for (size_t i = 0; i < got; i++)
@@ -499,10 +499,10 @@ POOL_INLINE void bulk_free(struct pool *pool, size_t n, void *const *ptrs,
 			i += thread_push_many(pool, n - i, ptrs + i);
 		} else {
 			if (mode == POOL_LOCKED)
-				pthread_mutex_lock(&pool->lock);
+				pool_lock_acquire(&pool->lock);
 			i += shared_free_many(pool, n - i, ptrs + i);
 			if (mode == POOL_LOCKED)
-				pthread_mutex_unlock(&pool->lock);
+				pool_lock_release(&pool->lock);
 		}
 		if (i < n)
 			free_dispatch(pool, "pool_free_bulk", ptrs[i],
@@ -643,9 +643,6 @@ static struct pool *pool_create(size_t block_size, size_t block_count,
 	pool->secret = make_secret(pool);
 	int error = slice != NULL ? region_place(pool, slice, slice_size)
 	                          : region_reserve(pool);
-	if (!error && mode == POOL_LOCKED &&
-	    pthread_mutex_init(&pool->lock, NULL) != 0)
-		error = ENOMEM;
 	if (!error && mode == POOL_PER_THREAD)
 		error = thread_pool_init(pool);
 	if (!error)
@@ -746,8 +743,6 @@ POOL_API void pool_destroy(pool_t *pool)
 	registry_remove(pool);
 	if (pool->mode == POOL_PER_THREAD)
 		thread_pool_destroy(pool);
-	if (pool->mode == POOL_LOCKED)
-		pthread_mutex_destroy(&pool->lock);
 	region_release(pool);
 }
 
