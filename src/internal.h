@@ -81,19 +81,18 @@
 /* ------------------------------------------------------------ lock */
 
 /*
- * POOL_LOCKED's lock: a word, 0 free, 1 held, 2 held with (maybe)
- * waiters, who sleep on it with futex(2).  Taking a free lock is one
- * compare-and-swap and releasing it one exchange, where a pthread mutex
- * costs two calls and its own bookkeeping; a contended one spins a while
- * (the sections it guards are a few dozen instructions), then sleeps.
- * Acquire and release orders make it a lock for the ThreadSanitizer too.
+ * POOL_LOCKED's lock: a word, 0 free, 1 held.  Taking a free lock is one
+ * compare-and-swap and releasing it one plain store (release order), where
+ * a pthread mutex costs two calls and an atomic read-modify-write each
+ * way.  A waiter spins on a load (the sections it guards are a few dozen
+ * instructions), then yields its core between tries.  Acquire and release
+ * orders make it a lock for the ThreadSanitizer too.
  */
 struct pool_lock {
 	_Atomic uint32_t state;
 };
 
 POOL_COLD void pool_lock_wait(struct pool_lock *lock);
-POOL_COLD void pool_lock_wake(struct pool_lock *lock);
 
 POOL_INLINE void pool_lock_acquire(struct pool_lock *lock)
 {
@@ -106,9 +105,7 @@ POOL_INLINE void pool_lock_acquire(struct pool_lock *lock)
 
 POOL_INLINE void pool_lock_release(struct pool_lock *lock)
 {
-	if (unlikely(atomic_exchange_explicit(&lock->state, 0,
-	                                      memory_order_release) == 2))
-		pool_lock_wake(lock);
+	atomic_store_explicit(&lock->state, 0, memory_order_release);
 }
 
 /* ------------------------------------------------------------ bitmaps */

@@ -9,40 +9,28 @@
 
 /* ------------------------------------------------------------ lock */
 
-#include <linux/futex.h>
 #include <sched.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-/* Spins before a waiter sleeps: about a critical section's length. */
-#define LOCK_SPINS 100
+/* Loads a waiter spins through before it yields its core. */
+#define LOCK_SPINS 64
 
 void pool_lock_wait(struct pool_lock *lock)
 {
-	for (int i = 0; i < LOCK_SPINS; i++) {
-		uint32_t expected = 0;
-		if (atomic_load_explicit(&lock->state, memory_order_relaxed) ==
-		        0 &&
-		    atomic_compare_exchange_weak_explicit(
-		        &lock->state, &expected, 1, memory_order_acquire,
-		        memory_order_relaxed))
-			return;
+	for (;;) {
+		for (int i = 0; i < LOCK_SPINS; i++) {
+			uint32_t expected = 0;
+			if (atomic_load_explicit(&lock->state,
+			                         memory_order_relaxed) == 0 &&
+			    atomic_compare_exchange_weak_explicit(
+			        &lock->state, &expected, 1,
+			        memory_order_acquire, memory_order_relaxed))
+				return;
 #if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
+			__builtin_ia32_pause();
 #endif
+		}
+		sched_yield();
 	}
-	/* Marked contended, so that the holder's release wakes a sleeper;
-	 * whoever takes it from here keeps it marked. */
-	while (atomic_exchange_explicit(&lock->state, 2,
-	                                memory_order_acquire) != 0)
-		syscall(SYS_futex, &lock->state, FUTEX_WAIT_PRIVATE, 2, NULL,
-		        NULL, 0);
-}
-
-void pool_lock_wake(struct pool_lock *lock)
-{
-	syscall(SYS_futex, &lock->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL,
-	        0);
 }
 
 /* ------------------------------------------------------------ helpers */
