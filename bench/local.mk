@@ -27,6 +27,12 @@ BENCH_WORKERS = bench/bench-glibc$(EXEEXT) bench/bench-floor$(EXEEXT) \
 noinst_PROGRAMS += bench/bench bench/bench-glibc bench/bench-floor \
 	bench/bench-pool
 
+# bench/region: the region options and pool_trim(), one measurement per
+# process (bench/README.md).
+noinst_PROGRAMS += bench/region
+bench_region_SOURCES = bench/region.c bench/latency.h bench/latency.c
+bench_region_LDADD = src/libshiftpool.la $(LIBM)
+
 bench_bench_SOURCES = $(BENCH_COMMON_SOURCES) bench/driver.h \
 	bench/driver.c bench/report.c bench/plot.c bench/http.c
 bench_bench_CPPFLAGS = $(AM_CPPFLAGS) $(BENCH_SANITIZED_CPPFLAGS) \

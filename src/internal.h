@@ -6,7 +6,10 @@
  * The files of src/ form layers; each calls only into the layers below it
  * (tests/layers.sh checks that no two files depend on each other):
  *
- *   pool.c     public entry points: argument checks, dispatch, fallback
+ *   set.c      pool sets: classes are pools placed in one reservation
+ *              (their allocations are dispatched in pool.c)
+ *   pool.c     public entry points: argument checks, dispatch, fallback,
+ *              bulk calls
  *   stats.c    pool_stats(), pool_stats_print()
  *   shared.c   POOL_SINGLE and POOL_LOCKED (fast paths inline: shared.h)
  *   thread.c   POOL_PER_THREAD (fast paths inline: thread.h)

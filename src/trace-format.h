@@ -42,8 +42,11 @@
  *                                    its pools start as copies of the
  *                                    parent's at this point
  *
- * In set records, class=N after pool= names the block size of the class
- * that served the call (0 for the fallback).
+ * A set's classes are pools that write their own records; each class's
+ * init record names its set (set=), so a reader files the class's
+ * records under the set.  A record may carry class=N, the block size of
+ * the class that served it (0 for the fallback); the library writes none
+ * today, and a reader finds the class from the size instead.
  *
  * src= says what the library decided, so a reader never has to guess:
  * for an allocation who served it (pool, fallback, or none when it

@@ -50,6 +50,7 @@ static const struct part {
     {"churn", true, part_churn},          /* stress-churn.c */
     {"misuse", true, part_misuse},        /* stress-misuse.c */
     {"trim", true, part_trim},            /* stress-trim.c */
+    {"set", true, part_set},              /* stress-set.c */
     {"two-pools", false, part_two_pools}, /* stress-two-pools.c */
     {"destroy", false, part_destroy},     /* stress-destroy.c */
 };

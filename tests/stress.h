@@ -33,13 +33,15 @@ struct stress_options {
 
 /*
  * The parts, each in tests/stress-NAME.c (the stress part in
- * stress-crossing.c).  tests/stress.c runs stress, churn and misuse once
- * per mode, then two-pools and destroy once (they ignore mode).
+ * stress-crossing.c).  tests/stress.c runs stress, churn, misuse, trim
+ * and set once per mode, then two-pools and destroy once (they ignore
+ * mode).
  */
 void part_stress(const struct stress_options *o, int mode);
 void part_churn(const struct stress_options *o, int mode);
 void part_misuse(const struct stress_options *o, int mode);
 void part_trim(const struct stress_options *o, int mode);
+void part_set(const struct stress_options *o, int mode);
 void part_two_pools(const struct stress_options *o, int mode);
 void part_destroy(const struct stress_options *o, int mode);
 

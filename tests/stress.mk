@@ -1,6 +1,7 @@
 # Concurrency stress tests (reliability goal 3): tests/stress (objects
 # crossing threads, thread churn, two pools, pool_destroy() under live
-# threads, cross-thread misuse) and tests/aba (ABA torture on tiny pools).
+# threads, cross-thread misuse, pool_trim() racing with threads, a pool set
+# of several classes under threads) and tests/aba (ABA torture on tiny pools).
 # `make check` runs the short versions; the long sweep is
 #	STRESS_LONG=1 make check TESTS='tests/stress tests/aba'
 # or tests/stress --long, tests/aba --long.  tests/stress.c parses the
@@ -15,7 +16,8 @@ TESTS += tests/stress tests/aba
 tests_stress_SOURCES = tests/stress.c tests/stress.h \
 	tests/stress-crossing.c tests/stress-objects.c tests/stress-objects.h \
 	tests/stress-two-pools.c tests/stress-churn.c tests/stress-destroy.c \
-	tests/stress-misuse.c tests/stress-trim.c tests/concurrency.c tests/concurrency.h \
+	tests/stress-misuse.c tests/stress-trim.c \
+	tests/stress-set.c tests/concurrency.c tests/concurrency.h \
 	tests/modes.c tests/modes.h
 tests_stress_LDADD = src/libshiftpool.la
 
