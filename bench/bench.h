@@ -29,6 +29,7 @@ enum workload {
 	WORKLOAD_PAIR,      /* malloc, copy, free in a tight loop */
 	WORKLOAD_BULK,      /* pair's loop, BULK_BATCH blocks at a time */
 	WORKLOAD_FOOTPRINT, /* RSS of N live blocks over their bytes */
+	WORKLOAD_MIXED,     /* libcurl's sizes, a window of live objects */
 	WORKLOAD_HTTP,      /* bench/httpd under wrk (external programs) */
 	WORKLOAD_CURL,      /* examples/curl-pool from lighttpd (external) */
 	WORKLOAD_COUNT
@@ -47,6 +48,10 @@ enum allocator {
 	ALLOCATOR_POOL_SINGLE,
 	ALLOCATOR_POOL_LOCKED,
 	ALLOCATOR_POOL_PER_THREAD,
+	/* pool sets (pool_set_*), mixed only: a class per power of two */
+	ALLOCATOR_POOL_SET_SINGLE,
+	ALLOCATOR_POOL_SET_LOCKED,
+	ALLOCATOR_POOL_SET_PER_THREAD,
 	ALLOCATOR_STACK, /* sort only: a buffer on the stack (alloca) */
 	ALLOCATOR_FLOOR, /* no allocator: preallocated memory, same bytes */
 	ALLOCATOR_COUNT
@@ -79,6 +84,22 @@ int allocator_is_optional(enum allocator allocator);
 
 /* Fixed-size pools: every request is one block of the case's block size. */
 int allocator_is_fixed_size(enum allocator allocator);
+
+/* The pool set rows (pool_set_init() and the pool_set_* calls). */
+int allocator_is_pool_set(enum allocator allocator);
+
+/*
+ * mixed: each thread keeps MIXED_WINDOW objects live; an operation frees a
+ * random one and allocates in its place a size drawn from libcurl's
+ * profile (workloads.c), at most MIXED_MAX_SIZE.  The pool sets' classes
+ * run from MIXED_MIN_BLOCK to the case's block size (MIXED_MAX_BLOCK
+ * unless --block-size), each class room for --blocks of the largest.
+ */
+#define MIXED_WINDOW    1024
+#define MIXED_MAX_SIZE  ((size_t)32 << 10)
+#define MIXED_MIN_BLOCK 16
+#define MIXED_MAX_BLOCK ((size_t)64 << 10)
+#define MIXED_OPS       ((size_t)1 << 20) /* per thread, unless --repeat */
 
 /* bulk: the blocks an operation allocates, and frees, together (DPDK's
  * rte_mempool_get_bulk() takes up to its cache size at once). */

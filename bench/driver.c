@@ -48,8 +48,9 @@ static const int allocator_built[ALLOCATOR_COUNT] = {
     [ALLOCATOR_MIMALLOC] = 1,
 #endif
     [ALLOCATOR_POOL_SINGLE] = 1,     [ALLOCATOR_POOL_LOCKED] = 1,
-    [ALLOCATOR_POOL_PER_THREAD] = 1, [ALLOCATOR_STACK] = 1,
-    [ALLOCATOR_FLOOR] = 1,
+    [ALLOCATOR_POOL_PER_THREAD] = 1, [ALLOCATOR_POOL_SET_SINGLE] = 1,
+    [ALLOCATOR_POOL_SET_LOCKED] = 1, [ALLOCATOR_POOL_SET_PER_THREAD] = 1,
+    [ALLOCATOR_STACK] = 1,           [ALLOCATOR_FLOOR] = 1,
 };
 
 /* A worker that runs longer than this is killed and its row fails. */
@@ -552,6 +553,9 @@ static int source_expected(enum allocator allocator, const char *source)
 	case ALLOCATOR_POOL_SINGLE:
 	case ALLOCATOR_POOL_LOCKED:
 	case ALLOCATOR_POOL_PER_THREAD:
+	case ALLOCATOR_POOL_SET_SINGLE:
+	case ALLOCATOR_POOL_SET_LOCKED:
+	case ALLOCATOR_POOL_SET_PER_THREAD:
 		/* A static build holds the pool in the worker itself. */
 		return has_prefix(source, "libshiftpool") ||
 		       strcmp(source, "bench-pool") == 0;
@@ -662,6 +666,12 @@ static void row_take(struct row *row, struct worker_output *w, int counted)
 	row->faults[row->runs] = (double)output_number(w->out, "minor_faults");
 	if (row->c.workload == WORKLOAD_FOOTPRINT)
 		row_take_footprint(row, w->out);
+	if (row->c.workload == WORKLOAD_MIXED) {
+		row->mixed_live_bytes =
+		    output_number(w->out, "mixed_live_bytes");
+		row->mixed_rounded_bytes =
+		    output_number(w->out, "mixed_rounded_bytes");
+	}
 	if (w->maxrss_kib > row->peak_rss_kib)
 		row->peak_rss_kib = w->maxrss_kib;
 	if (row_take_latency(row, w->out) != 0)

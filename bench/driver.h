@@ -65,6 +65,9 @@ struct row {
 	 * what the allocator's set-up alone added, KiB; per counted run. */
 	double *footprint, *footprint_open;
 	uint64_t footprint_bytes; /* the blocks' */
+	/* mixed: the live objects' bytes at the end of the last counted
+	 * run, and what a pool set's classes round them up to. */
+	uint64_t mixed_live_bytes, mixed_rounded_bytes;
 	/* --latency: the timed calls of the counted runs, by side, merged
 	 * (NULL for rows without them). */
 	struct latency_histogram *latency[LATENCY_SIDES];

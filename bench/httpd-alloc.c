@@ -15,6 +15,7 @@ const char *const allocator_names[ALLOCATOR_COUNT] = {
     [ALLOCATOR_POOL_SINGLE] = "pool-single",
     [ALLOCATOR_POOL_LOCKED] = "pool-locked",
     [ALLOCATOR_POOL_PER_THREAD] = "pool-per-thread",
+    [ALLOCATOR_POOL_SET] = "pool-set",
     [ALLOCATOR_GLIBC] = "glibc",
     [ALLOCATOR_TCMALLOC] = "tcmalloc",
     [ALLOCATOR_JEMALLOC] = "jemalloc",
@@ -35,7 +36,7 @@ bool allocator_served_here(enum allocator allocator)
 	return allocator == ALLOCATOR_POOL_SINGLE ||
 	       allocator == ALLOCATOR_POOL_LOCKED ||
 	       allocator == ALLOCATOR_POOL_PER_THREAD ||
-	       allocator == ALLOCATOR_GLIBC;
+	       allocator == ALLOCATOR_POOL_SET || allocator == ALLOCATOR_GLIBC;
 #elif defined(HTTPD_PEER_TCMALLOC)
 	return allocator == ALLOCATOR_TCMALLOC;
 #elif defined(HTTPD_PEER_JEMALLOC)
@@ -66,8 +67,9 @@ const char *allocator_library(enum allocator allocator)
 {
 	void *entry;
 #if defined(HTTPD_PEER_DEFAULT)
-	entry = allocator == ALLOCATOR_GLIBC ? ENTRY_POINT(malloc)
-	                                     : ENTRY_POINT(pool_malloc);
+	entry = allocator == ALLOCATOR_GLIBC      ? ENTRY_POINT(malloc)
+	        : allocator == ALLOCATOR_POOL_SET ? ENTRY_POINT(pool_set_malloc)
+	                                          : ENTRY_POINT(pool_malloc);
 #elif defined(HTTPD_PEER_TCMALLOC)
 	(void)allocator;
 	entry = ENTRY_POINT(tc_malloc);

@@ -6,7 +6,8 @@
  * process, so one program cannot honestly offer them next to glibc: each
  * is built into a program of its own (bench/httpd-tcmalloc, ...), from
  * the same sources, with exactly one HTTPD_PEER_* defined.  bench/httpd
- * (HTTPD_PEER_DEFAULT) serves shiftpool in its three modes and glibc, and
+ * (HTTPD_PEER_DEFAULT) serves shiftpool in its three modes, a pool set
+ * and glibc, and
  * hands any other --allocator to the sibling program built for it.
  *
  * SPDX-License-Identifier: MIT
@@ -37,6 +38,7 @@ enum allocator {
 	ALLOCATOR_POOL_SINGLE,
 	ALLOCATOR_POOL_LOCKED,
 	ALLOCATOR_POOL_PER_THREAD,
+	ALLOCATOR_POOL_SET, /* a POOL_PER_THREAD pool set, every size */
 	ALLOCATOR_GLIBC,
 	ALLOCATOR_TCMALLOC,
 	ALLOCATOR_JEMALLOC,
@@ -65,11 +67,12 @@ const char *allocator_library(enum allocator allocator);
  * What one thread allocates from, with that thread's own counters: no
  * counter is shared between threads, so counting costs every allocator
  * the same and scales like the allocator itself.  pool is NULL for every
- * allocator but shiftpool's.
+ * allocator but shiftpool's pools, set for every one but its pool set.
  */
 struct heap {
 #if defined(HTTPD_PEER_DEFAULT)
 	pool_t *pool;
+	pool_set_t *set;
 #endif
 	uint64_t allocs;
 	uint64_t frees;
@@ -80,7 +83,9 @@ static inline void *heap_alloc(struct heap *heap, size_t size)
 {
 	void *p;
 #if defined(HTTPD_PEER_DEFAULT)
-	p = heap->pool != NULL ? pool_malloc(heap->pool, size) : malloc(size);
+	p = heap->pool != NULL  ? pool_malloc(heap->pool, size)
+	    : heap->set != NULL ? pool_set_malloc(heap->set, size)
+	                        : malloc(size);
 #elif defined(HTTPD_PEER_TCMALLOC)
 	p = tc_malloc(size);
 #elif defined(HTTPD_PEER_MIMALLOC)
@@ -105,6 +110,8 @@ static inline void heap_free(struct heap *heap, void *p)
 #if defined(HTTPD_PEER_DEFAULT)
 	if (heap->pool != NULL)
 		pool_free(heap->pool, p);
+	else if (heap->set != NULL)
+		pool_set_free(heap->set, p);
 	else
 		free(p);
 #elif defined(HTTPD_PEER_TCMALLOC)

@@ -33,6 +33,9 @@
  * the worker that allocated it frees it.  Blocks still cross threads, but
  * ownership goes back home, the usual pattern for single-threaded pools.
  * The other modes use one pool for all threads, and the writer frees.
+ * pool-set: one POOL_PER_THREAD pool set for all threads, so that the
+ * connections, the request buffers and the responses of up to 64 KiB
+ * each come from the class of their size.
  *
  * Shutdown: the main thread blocks the signals and waits for one; then
  * workers stop accepting and close idle connections, the writer abandons
@@ -90,6 +93,10 @@
 #define DEFAULT_THREADS         2
 #define DEFAULT_POOL_BLOCK_SIZE 4096
 #define DEFAULT_POOL_BLOCKS     4096
+/* pool-set: its classes, each --pool-block-size x --pool-blocks bytes of
+ * address space (touched as used); larger responses go to malloc. */
+#define SET_MIN_BLOCK 16
+#define SET_MAX_BLOCK ((size_t)64 << 10)
 
 /* ------------------------------------------------------------ types */
 
@@ -202,6 +209,7 @@ struct server {
 #if defined(HTTPD_PEER_DEFAULT)
 	pool_t *pools[MAX_THREADS];
 	int pool_count;
+	pool_set_t *set; /* pool-set */
 #endif
 	struct writer writer;
 	struct worker workers[MAX_THREADS];
@@ -935,6 +943,19 @@ static int server_open_pools(struct server *server)
 	case ALLOCATOR_POOL_PER_THREAD:
 		mode = POOL_PER_THREAD;
 		break;
+	case ALLOCATOR_POOL_SET:
+		/* Every size, for every thread: the buffers, the
+		 * connections and the responses alike. */
+		server->set = pool_set_init(SET_MIN_BLOCK, SET_MAX_BLOCK,
+		                            options->pool_block_size *
+		                                options->pool_blocks,
+		                            POOL_PER_THREAD);
+		if (server->set == NULL)
+			return -1;
+		for (int i = 0; i < options->threads; i++)
+			server->workers[i].heap.set = server->set;
+		server->writer.heap.set = server->set;
+		return 0;
 	default:
 		return 0;
 	}
@@ -995,11 +1016,16 @@ static bool server_report(struct server *server)
 	       connections, requests, error_responses, server->writer.written,
 	       server->writer.abandoned, allocs, frees, allocs - frees);
 #if defined(HTTPD_PEER_DEFAULT)
-	if (server->pool_count > 0) {
+	if (server->pool_count > 0 || server->set != NULL) {
 		pool_stats_t total = {0};
-		for (int i = 0; i < server->pool_count; i++) {
+		/* A set's totals count as one pool (block_size 0). */
+		int pools = server->set != NULL ? 1 : server->pool_count;
+		for (int i = 0; i < pools; i++) {
 			pool_stats_t stats;
-			pool_stats(server->pools[i], &stats);
+			if (server->set != NULL)
+				pool_set_stats(server->set, 0, &stats);
+			else
+				pool_stats(server->pools[i], &stats);
 			total.block_size = stats.block_size;
 			total.block_count += stats.block_count;
 			total.in_use += stats.in_use;
@@ -1016,10 +1042,9 @@ static bool server_report(struct server *server)
 		       ",\"frees\":%" PRIu64 ",\"in_use\":%zu"
 		       ",\"peak_in_use\":%zu,\"fallback_allocs\":%" PRIu64
 		       ",\"fallback_frees\":%" PRIu64 "}",
-		       server->pool_count, total.block_size, total.block_count,
-		       total.allocs, total.frees, total.in_use,
-		       total.peak_in_use, total.fallback_allocs,
-		       total.fallback_frees);
+		       pools, total.block_size, total.block_count, total.allocs,
+		       total.frees, total.in_use, total.peak_in_use,
+		       total.fallback_allocs, total.fallback_frees);
 		clean = clean && total.in_use == 0 &&
 		        total.fallback_allocs == total.fallback_frees &&
 		        total.allocs + total.fallback_allocs == allocs;
@@ -1042,6 +1067,8 @@ static void usage(FILE *stream)
 	    "A keep-alive HTTP/1.1 server on 127.0.0.1 whose buffers come "
 	    "from NAME:\n"
 	    "  pool-single, pool-locked, pool-per-thread (default), "
+	    "pool-set\n"
+	    "  (a POOL_PER_THREAD pool set of 16 B .. 64 KiB classes), "
 	    "glibc,\n"
 	    "  tcmalloc, jemalloc, mimalloc (run as httpd-NAME when "
 	    "built).\n"
@@ -1056,7 +1083,10 @@ static void usage(FILE *stream)
 	    "  --pool-block-size=B  shiftpool's block size (default %d)\n"
 	    "  --pool-blocks=N      shiftpool's blocks (default %d; "
 	    "pool-single\n"
-	    "                       divides them among the workers)\n"
+	    "                       divides them among the workers; "
+	    "pool-set: each\n"
+	    "                       class has B x N bytes of address "
+	    "space)\n"
 	    "\n"
 	    "SIGTERM or SIGINT stops it; it prints its counters as JSON and "
 	    "exits\n"
@@ -1267,6 +1297,7 @@ int main(int argc, char **argv)
 #if defined(HTTPD_PEER_DEFAULT)
 	for (int i = 0; i < server->pool_count; i++)
 		pool_destroy(server->pools[i]);
+	pool_set_destroy(server->set);
 #endif
 	if (!clean)
 		fprintf(stderr, "httpd: not every buffer was freed\n");

@@ -22,14 +22,25 @@
 
 const char *const workload_names[WORKLOAD_COUNT] = {
     "held", "oversize", "lighttpd",  "parallel", "sort", "xthread",
-    "pair", "bulk",     "footprint", "http",     "curl",
+    "pair", "bulk",     "footprint", "mixed",    "http", "curl",
 };
 
 const char *const allocator_names[ALLOCATOR_COUNT] = {
-    "glibc",       "glibc-notrim",    "tcmalloc",
-    "jemalloc",    "mimalloc",        "gslice",
-    "dpdk",        "boost-pool",      "pool-single",
-    "pool-locked", "pool-per-thread", "stack",
+    "glibc",
+    "glibc-notrim",
+    "tcmalloc",
+    "jemalloc",
+    "mimalloc",
+    "gslice",
+    "dpdk",
+    "boost-pool",
+    "pool-single",
+    "pool-locked",
+    "pool-per-thread",
+    "pool-set-single",
+    "pool-set-locked",
+    "pool-set-per-thread",
+    "stack",
     "floor",
 };
 
@@ -139,6 +150,9 @@ const char *allocator_worker(enum allocator allocator)
 	case ALLOCATOR_POOL_SINGLE:
 	case ALLOCATOR_POOL_LOCKED:
 	case ALLOCATOR_POOL_PER_THREAD:
+	case ALLOCATOR_POOL_SET_SINGLE:
+	case ALLOCATOR_POOL_SET_LOCKED:
+	case ALLOCATOR_POOL_SET_PER_THREAD:
 		return "bench-pool";
 	default:
 		return "bench-floor";
@@ -154,6 +168,16 @@ int allocator_applies(enum allocator allocator, enum workload workload)
 {
 	/* curl-pool has --allocator=pool (POOL_LOCKED, or --pool-mode=
 	 * per-thread) and --allocator=system (glibc's malloc). */
+	/* The sets serve mixed sizes, the workload made for them; in mixed,
+	 * a pool or a fixed-size pool would send most requests to its
+	 * fallback or waste most of its blocks. */
+	if (workload == WORKLOAD_MIXED)
+		return allocator != ALLOCATOR_STACK &&
+		       !allocator_is_fixed_size(allocator) &&
+		       (allocator < ALLOCATOR_POOL_SINGLE ||
+		        allocator > ALLOCATOR_POOL_PER_THREAD);
+	if (allocator_is_pool_set(allocator))
+		return 0;
 	if (workload == WORKLOAD_CURL)
 		return allocator == ALLOCATOR_GLIBC ||
 		       allocator == ALLOCATOR_POOL_LOCKED ||
@@ -175,6 +199,13 @@ int allocator_is_fixed_size(enum allocator allocator)
 {
 	return allocator == ALLOCATOR_GSLICE || allocator == ALLOCATOR_DPDK ||
 	       allocator == ALLOCATOR_BOOST;
+}
+
+int allocator_is_pool_set(enum allocator allocator)
+{
+	return allocator == ALLOCATOR_POOL_SET_SINGLE ||
+	       allocator == ALLOCATOR_POOL_SET_LOCKED ||
+	       allocator == ALLOCATOR_POOL_SET_PER_THREAD;
 }
 
 static int parse_size(const char *text, size_t min, size_t *out)
@@ -316,17 +347,21 @@ void options_usage(const char *program)
 	    "What to run:\n"
 	    "  --workload=LIST    held, oversize, lighttpd, parallel, sort, "
 	    "xthread,\n"
-	    "                     pair, bulk, footprint, http (bench/httpd "
-	    "under wrk),\n"
-	    "                     curl"
-	    " (examples/curl-pool from lighttpd), or all\n"
+	    "                     pair, bulk, footprint, mixed, http "
+	    "(bench/httpd\n"
+	    "                     under wrk), curl (examples/curl-pool from "
+	    "lighttpd),\n"
+	    "                     or all\n"
 	    "                     [all but http and curl]\n"
 	    "  --allocator=LIST   glibc, glibc-notrim (glibc with "
 	    "GLIBC_TUNABLES=\n"
 	    "                     " GLIBC_NOTRIM_TUNABLES "),\n"
 	    "                     tcmalloc, jemalloc, mimalloc, gslice, dpdk,\n"
 	    "                     boost-pool, pool-single, pool-locked,\n"
-	    "                     pool-per-thread, stack (sort only),\n"
+	    "                     pool-per-thread, pool-set-single,\n"
+	    "                     pool-set-locked, pool-set-per-thread "
+	    "(mixed only),\n"
+	    "                     stack (sort only),\n"
 	    "                     floor, or all [all that were built]\n"
 	    "\n"
 	    "Workload parameters:\n"
@@ -360,9 +395,16 @@ void options_usage(const char *program)
 	    "  --len=LIST         parallel: item counts cycled op by op; sort: "
 	    "one row\n"
 	    "                     each [1,2,4,8,16,32,64,128,256,512]\n"
-	    "  --threads=LIST     parallel, pair: threads; xthread: "
-	    "producer/consumer\n"
-	    "                     pairs [1,2,4]\n"
+	    "  mixed: each thread keeps %d objects of libcurl's sizes live, "
+	    "frees a\n"
+	    "                     random one and allocates another, "
+	    "--repeat times\n"
+	    "                     [2^20; pool sets: classes 16 B .. "
+	    "--block-size\n"
+	    "                     (64 KiB), --blocks (2048) of the "
+	    "largest each]\n"
+	    "  --threads=LIST     parallel, pair, mixed: threads; xthread:\n"
+	    "                     producer/consumer pairs [1,2,4]\n"
 	    "  --sizes=LIST       pair, bulk, footprint: request sizes, bytes, "
 	    "at least 8\n"
 	    "                     [64,4096; footprint 16,64,4096]\n"
@@ -383,7 +425,9 @@ void options_usage(const char *program)
 	    "run\n"
 	    "                     [auto: about 2^17 allocations, at least 2; "
 	    "sort:\n"
-	    "                     2^17 items, at least 256 sorts]\n"
+	    "                     2^17 items, at least 256 sorts]; mixed: "
+	    "operations\n"
+	    "                     per thread [2^20]\n"
 	    "  --duration=SEC     parallel, xthread, pair: seconds timed per "
 	    "run\n"
 	    "                     [0.1; pair 0.05];\n"
@@ -418,7 +462,7 @@ void options_usage(const char *program)
 	    "Progress goes to stderr.  The exit status is 1 when a row failed "
 	    "or an\n"
 	    "allocator was not served by the library it names.\n",
-	    program);
+	    program, MIXED_WINDOW);
 }
 
 /* Options the user gave, so that --quick changes only the others. */
@@ -650,6 +694,7 @@ size_t case_points(const struct options *o, enum workload workload)
 		return o->n.count;
 	case WORKLOAD_PARALLEL:
 	case WORKLOAD_XTHREAD:
+	case WORKLOAD_MIXED:
 		return o->threads.count;
 	case WORKLOAD_SORT:
 		return o->len.count;
@@ -672,6 +717,7 @@ size_t case_point_value(const struct options *o, enum workload workload,
 		return o->n.value[point];
 	case WORKLOAD_PARALLEL:
 	case WORKLOAD_XTHREAD:
+	case WORKLOAD_MIXED:
 		return o->threads.value[point];
 	case WORKLOAD_SORT:
 		return o->len.value[point];
@@ -690,6 +736,7 @@ size_t case_point_value(const struct options *o, enum workload workload,
 int case_private_pools(const struct bench_case *c)
 {
 	return (c->allocator == ALLOCATOR_POOL_SINGLE ||
+	        c->allocator == ALLOCATOR_POOL_SET_SINGLE ||
 	        c->allocator == ALLOCATOR_BOOST) &&
 	       c->threads > 1;
 }
@@ -736,7 +783,10 @@ const char *case_not_applicable(const struct bench_case *c)
 		return "n/a: rte_mempool has no fallback, and N exceeds its "
 		       "blocks";
 	if (!allocator_applies(c->allocator, c->workload))
-		return "n/a: the stack buffer is a control of sort only";
+		return c->allocator == ALLOCATOR_STACK
+		           ? "n/a: the stack buffer is a control of sort only"
+		           : "n/a: the pool sets run mixed; pools of one size "
+		             "do not";
 	return NULL;
 }
 
@@ -745,6 +795,8 @@ const char *case_note(const struct bench_case *c)
 	if (case_private_pools(c) && c->workload != WORKLOAD_XTHREAD)
 		return c->allocator == ALLOCATOR_BOOST
 		           ? "one boost::pool<> per thread"
+		       : c->allocator == ALLOCATOR_POOL_SET_SINGLE
+		           ? "one POOL_SINGLE set per thread"
 		           : "one POOL_SINGLE pool per thread";
 	if (c->workload == WORKLOAD_BULK && c->allocator != ALLOCATOR_FLOOR &&
 	    !case_has_bulk(c))
@@ -868,6 +920,20 @@ void case_resolve(const struct options *o, enum workload workload,
 		c->duration =
 		    o->duration_given || o->quick ? o->duration : PAIR_DURATION;
 		break;
+	case WORKLOAD_MIXED:
+		c->threads = value;
+		c->n = MIXED_WINDOW;
+		c->size = MIXED_MAX_SIZE;
+		c->block_size = o->block_size ? o->block_size : MIXED_MAX_BLOCK;
+		/* Room in every class for all the live objects of every
+		 * thread: reserved address space, not memory. */
+		c->blocks = o->blocks ? o->blocks : 2 * MIXED_WINDOW;
+		c->repeat = o->repeat;
+		if (one_pass)
+			c->repeat = MIXED_WINDOW;
+		else if (c->repeat == 0)
+			c->repeat = MIXED_OPS / divisor;
+		break;
 	case WORKLOAD_FOOTPRINT:
 		/* The pool holds exactly the blocks allocated, so that what
 		 * RSS grows by beyond them is the pool's own bookkeeping. */
@@ -976,6 +1042,9 @@ int case_format_args(const struct bench_case *c, char *buf, size_t size)
 	case WORKLOAD_FOOTPRINT:
 		APPEND(" --sizes=%zu", c->size);
 		break;
+	case WORKLOAD_MIXED:
+		APPEND(" --threads=%zu --repeat=%zu", c->threads, c->repeat);
+		break;
 	case WORKLOAD_HTTP:
 	case WORKLOAD_CURL:
 		/* Not a worker's: the driver writes these rows' commands. */
@@ -1009,6 +1078,7 @@ void case_label(const struct bench_case *c, char *buf, size_t size)
 			                                       : "fixed");
 		break;
 	case WORKLOAD_PARALLEL:
+	case WORKLOAD_MIXED:
 		snprintf(buf, size, "T=%zu", c->threads);
 		break;
 	case WORKLOAD_SORT:

@@ -50,7 +50,8 @@ int peer_serves(enum allocator allocator)
 #elif defined(BENCH_PEER_POOL)
 	return allocator == ALLOCATOR_POOL_SINGLE ||
 	       allocator == ALLOCATOR_POOL_LOCKED ||
-	       allocator == ALLOCATOR_POOL_PER_THREAD;
+	       allocator == ALLOCATOR_POOL_PER_THREAD ||
+	       allocator_is_pool_set(allocator);
 #else
 	return allocator == ALLOCATOR_FLOOR || allocator == ALLOCATOR_STACK;
 #endif
@@ -117,9 +118,25 @@ int peer_open(struct peer *peer, const struct bench_case *c)
 {
 	memset(peer, 0, sizeof(*peer));
 #if defined(BENCH_PEER_POOL)
-	int mode = c->allocator == ALLOCATOR_POOL_SINGLE   ? POOL_SINGLE
-	           : c->allocator == ALLOCATOR_POOL_LOCKED ? POOL_LOCKED
-	                                                   : POOL_PER_THREAD;
+	int mode = c->allocator == ALLOCATOR_POOL_SINGLE ||
+	                   c->allocator == ALLOCATOR_POOL_SET_SINGLE
+	               ? POOL_SINGLE
+	           : c->allocator == ALLOCATOR_POOL_LOCKED ||
+	                   c->allocator == ALLOCATOR_POOL_SET_LOCKED
+	               ? POOL_LOCKED
+	               : POOL_PER_THREAD;
+	if (allocator_is_pool_set(c->allocator)) {
+		peer->set = pool_set_init(MIXED_MIN_BLOCK, c->block_size,
+		                          c->blocks * c->block_size, mode);
+		if (peer->set == NULL) {
+			fprintf(stderr, "pool_set_init(%d, %zu, %zu, %s): %s\n",
+			        MIXED_MIN_BLOCK, c->block_size,
+			        c->blocks * c->block_size,
+			        allocator_names[c->allocator], strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
 	peer->pool = pool_init(c->block_size, c->blocks, mode);
 	if (peer->pool == NULL) {
 		fprintf(stderr, "pool_init(%zu, %zu, %s): %s\n", c->block_size,
@@ -165,6 +182,8 @@ void peer_close(struct peer *peer)
 #if defined(BENCH_PEER_POOL)
 	pool_destroy(peer->pool);
 	peer->pool = NULL;
+	pool_set_destroy(peer->set);
+	peer->set = NULL;
 #elif defined(BENCH_PEER_DPDK)
 	rte_mempool_free(peer->mempool);
 	peer->mempool = NULL;
@@ -182,7 +201,8 @@ void peer_count(const struct peer *peer, uint64_t *pool_allocs,
 #if defined(BENCH_PEER_POOL)
 	pool_stats_t stats;
 
-	if (peer->pool != NULL && pool_stats(peer->pool, &stats) == 0) {
+	if ((peer->pool != NULL && pool_stats(peer->pool, &stats) == 0) ||
+	    (peer->set != NULL && pool_set_stats(peer->set, 0, &stats) == 0)) {
 		*pool_allocs += stats.allocs;
 		*fallback_allocs += stats.fallback_allocs;
 	}
@@ -200,7 +220,7 @@ void peer_entries(const struct bench_case *c, struct peer_entry *e)
 	int zeroed =
 	    c->workload != WORKLOAD_PARALLEL && c->workload != WORKLOAD_SORT &&
 	    c->workload != WORKLOAD_PAIR && c->workload != WORKLOAD_BULK &&
-	    c->workload != WORKLOAD_FOOTPRINT;
+	    c->workload != WORKLOAD_FOOTPRINT && c->workload != WORKLOAD_MIXED;
 
 	memset(e, 0, sizeof(*e));
 #if defined(BENCH_PEER_GLIBC) || defined(BENCH_PEER_JEMALLOC)
@@ -245,6 +265,15 @@ void peer_entries(const struct bench_case *c, struct peer_entry *e)
 	e->free_symbol = "boost_pool_free";
 	e->free_function = ENTRY(boost_pool_free);
 #elif defined(BENCH_PEER_POOL)
+	if (allocator_is_pool_set(c->allocator)) {
+		e->symbol = "pool_set_malloc";
+		e->function = ENTRY(pool_set_malloc);
+		e->free_symbol = "pool_set_free";
+		e->free_function = ENTRY(pool_set_free);
+		e->fallback_symbol = "malloc";
+		e->fallback_function = ENTRY(malloc);
+		return;
+	}
 	e->symbol = zeroed ? "pool_calloc" : "pool_malloc";
 	e->function = zeroed ? ENTRY(pool_calloc) : ENTRY(pool_malloc);
 	e->free_symbol = "pool_free";

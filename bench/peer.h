@@ -66,6 +66,7 @@
 struct peer {
 #if defined(BENCH_PEER_POOL)
 	pool_t *pool;
+	pool_set_t *set; /* the pool-set rows, instead of pool */
 #elif defined(BENCH_PEER_GSLICE)
 	size_t block_size; /* g_slice_free1() takes it back */
 #elif defined(BENCH_PEER_DPDK)
@@ -156,6 +157,30 @@ static inline void peer_free(struct peer *peer, void *ptr)
 	pool_free(peer->pool, ptr);
 #else
 	(void)ptr;
+#endif
+}
+
+/*
+ * mixed: any size, through the same entry points as peer_malloc() and
+ * peer_free() but for the pool worker, whose rows there are pool sets.
+ */
+static inline void *peer_sized_malloc(struct peer *peer, void *slot,
+                                      size_t size)
+{
+#if defined(BENCH_PEER_POOL)
+	(void)slot;
+	return pool_set_malloc(peer->set, size);
+#else
+	return peer_malloc(peer, slot, size);
+#endif
+}
+
+static inline void peer_sized_free(struct peer *peer, void *ptr)
+{
+#if defined(BENCH_PEER_POOL)
+	pool_set_free(peer->set, ptr);
+#else
+	peer_free(peer, ptr);
 #endif
 }
 

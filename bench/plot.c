@@ -40,6 +40,9 @@ static const char *const allocator_colours[ALLOCATOR_COUNT] = {
     [ALLOCATOR_POOL_SINGLE] = "#F4A3A3",
     [ALLOCATOR_POOL_LOCKED] = "#E0443E",
     [ALLOCATOR_POOL_PER_THREAD] = "#8B1A1A",
+    [ALLOCATOR_POOL_SET_SINGLE] = "#F7B6D2",
+    [ALLOCATOR_POOL_SET_LOCKED] = "#D6619E",
+    [ALLOCATOR_POOL_SET_PER_THREAD] = "#7B2356",
     [ALLOCATOR_STACK] = "#937860",
     [ALLOCATOR_FLOOR] = "#404040",
 };
@@ -53,6 +56,7 @@ static const char *const sweep_axis[WORKLOAD_COUNT] = {
     [WORKLOAD_XTHREAD] = "producer + consumer threads",
     [WORKLOAD_PAIR] = "request size, threads",
     [WORKLOAD_BULK] = "block size, threads",
+    [WORKLOAD_MIXED] = "T: threads",
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -177,6 +181,12 @@ static void headline(const struct row *row, char *buf, size_t size)
 		         "bulk: T threads take %d blocks at once, write, free "
 		         "them at once; thread time per block",
 		         BULK_BATCH);
+		break;
+	case WORKLOAD_MIXED:
+		snprintf(buf, size,
+		         "mixed: T threads each free a random one of %d live "
+		         "objects and malloc libcurl's sizes in its place",
+		         MIXED_WINDOW);
 		break;
 	default:
 		snprintf(buf, size, "-");

@@ -187,6 +187,21 @@ void row_describe(const struct row *row, char *buf, size_t size)
 		    c->size, c->queue_depth, c->duration, c->blocks,
 		    c->block_size);
 		break;
+	case WORKLOAD_MIXED:
+		snprintf(
+		    buf, size,
+		    "T threads each keep %d objects live (malloc of sizes "
+		    "drawn, seeded, from libcurl 7.88's counted profile, 1 B "
+		    "to %zu KiB) and %zu times free a random one and "
+		    "allocate the next size in its place, writing its first "
+		    "bytes; pool sets (pool_set_malloc/free): classes %d B "
+		    "to %zu B, %zu B each (POOL_SINGLE: one per thread); op "
+		    "= one malloc and one free, ns/op = wall time / ops of "
+		    "all threads; rounding = what the set's classes hand "
+		    "out / the bytes asked for, over the live objects",
+		    MIXED_WINDOW, MIXED_MAX_SIZE >> 10, c->repeat,
+		    MIXED_MIN_BLOCK, c->block_size, c->blocks * c->block_size);
+		break;
 	default:
 		snprintf(buf, size, "-");
 		break;
@@ -235,12 +250,21 @@ static double fallback_share(const struct row *row)
 	return total ? 100.0 * (double)row->fallback_allocs / (double)total : 0;
 }
 
-/* The pool's modes, which report fallbacks. */
+/* The pool's modes and the sets, which report fallbacks. */
 static int is_pool(enum allocator allocator)
 {
 	return allocator == ALLOCATOR_POOL_SINGLE ||
 	       allocator == ALLOCATOR_POOL_LOCKED ||
-	       allocator == ALLOCATOR_POOL_PER_THREAD;
+	       allocator == ALLOCATOR_POOL_PER_THREAD ||
+	       allocator_is_pool_set(allocator);
+}
+
+/* mixed: what a set's classes hand out over what was asked for. */
+static double mixed_rounding(const struct row *row)
+{
+	return row->mixed_live_bytes ? (double)row->mixed_rounded_bytes /
+	                                   (double)row->mixed_live_bytes
+	                             : 0;
 }
 
 static const struct row *first_of(const struct row *rows, size_t count,
@@ -493,7 +517,7 @@ struct column {
 	int width;
 };
 
-#define COLUMNS_MAX 13
+#define COLUMNS_MAX 14
 
 /* A row's cells: cell[i] points into text[i] unless set elsewhere; next
  * is the cell next_cell() gives. */
@@ -540,7 +564,27 @@ static void format_count(double count, char *buf, size_t size)
 		snprintf(buf, size, "%.0f", count);
 }
 
-/* The bench workers' rows; pair's also have the overhead. */
+/* The RSS and, for the pools, the share of fallbacks. */
+static void rss_fallback_cells(const struct row *row, struct cells *t)
+{
+	snprintf(next_cell(t), CELL_SIZE, "%.1f", rss_mib(row));
+	if (is_pool(row->c.allocator))
+		snprintf(next_cell(t), CELL_SIZE, "%.1f%%",
+		         fallback_share(row));
+	else
+		snprintf(next_cell(t), CELL_SIZE, "-");
+}
+
+/* The last cell: where the allocator came from, and the row's note. */
+static void from_cell(const struct row *row, struct cells *t)
+{
+	snprintf(t->from, sizeof(t->from), "%s%s%s", row->source,
+	         row->note ? "; " : "", row->note ? row->note : "");
+	t->cell[t->next++] = t->from;
+}
+
+/* The bench workers' rows; pair's also have the overhead, mixed's the
+ * live bytes and the sets' rounding. */
 static void local_cells(const struct row *row, struct cells *t)
 {
 	char lo[16], hi[16];
@@ -562,15 +606,17 @@ static void local_cells(const struct row *row, struct cells *t)
 	format_ratio(row->vs_glibc, next_cell(t), CELL_SIZE);
 	format_ratio(row->vs_tcmalloc, next_cell(t), CELL_SIZE);
 	format_ratio(row->vs_floor, next_cell(t), CELL_SIZE);
-	snprintf(next_cell(t), CELL_SIZE, "%.1f", rss_mib(row));
-	if (is_pool(row->c.allocator))
-		snprintf(next_cell(t), CELL_SIZE, "%.1f%%",
-		         fallback_share(row));
-	else
-		snprintf(next_cell(t), CELL_SIZE, "-");
-	snprintf(t->from, sizeof(t->from), "%s%s%s", row->source,
-	         row->note ? "; " : "", row->note ? row->note : "");
-	t->cell[t->next++] = t->from;
+	rss_fallback_cells(row, t);
+	if (row->c.workload == WORKLOAD_MIXED) {
+		snprintf(next_cell(t), CELL_SIZE, "%.0f",
+		         (double)row->mixed_live_bytes / 1024.0);
+		if (allocator_is_pool_set(row->c.allocator))
+			snprintf(next_cell(t), CELL_SIZE, "%.3f",
+			         mixed_rounding(row));
+		else
+			snprintf(next_cell(t), CELL_SIZE, "-");
+	}
+	from_cell(row, t);
 }
 
 /* http, curl: rates, not times; the slowest run's rate is the min. */
@@ -629,6 +675,14 @@ static const struct column pair_columns[] = {
     {"from", 0},
 };
 
+static const struct column mixed_columns[] = {
+    {"case", -14},          {"allocator", -20}, {"ns/op", 9},
+    {" [min .. max]", -21}, {"faults", 8},      {"ops/s", 8},
+    {"x glibc", 7},         {"x tcmalloc", 9},  {"x floor", 7},
+    {"RSS MiB", 8},         {"fallback", 8},    {"live KiB", 8},
+    {"rounding", 8},        {"from", 0},
+};
+
 /* footprint: the overhead instead of times. */
 static void footprint_cells(const struct row *row, struct cells *t)
 {
@@ -639,15 +693,8 @@ static void footprint_cells(const struct row *row, struct cells *t)
 	snprintf(next_cell(t), CELL_SIZE, "%.1f",
 	         (double)row->footprint_bytes / (1 << 20));
 	format_ns(row->median, next_cell(t), CELL_SIZE);
-	snprintf(next_cell(t), CELL_SIZE, "%.1f", rss_mib(row));
-	if (is_pool(row->c.allocator))
-		snprintf(next_cell(t), CELL_SIZE, "%.1f%%",
-		         fallback_share(row));
-	else
-		snprintf(next_cell(t), CELL_SIZE, "-");
-	snprintf(t->from, sizeof(t->from), "%s%s%s", row->source,
-	         row->note ? "; " : "", row->note ? row->note : "");
-	t->cell[t->next++] = t->from;
+	rss_fallback_cells(row, t);
+	from_cell(row, t);
 }
 
 static const struct column footprint_columns[] = {
@@ -685,6 +732,8 @@ static const struct table_kind curl_table =
     TABLE_KIND(curl_columns, curl_cells);
 static const struct table_kind footprint_table =
     TABLE_KIND(footprint_columns, footprint_cells);
+static const struct table_kind mixed_table =
+    TABLE_KIND(mixed_columns, local_cells);
 
 static void table_line(FILE *out, const struct column *columns, size_t count,
                        const char *const *cells)
@@ -705,6 +754,7 @@ static void table_rows(FILE *out, const struct row *rows, size_t count,
 	    : w == WORKLOAD_CURL                       ? &curl_table
 	    : w == WORKLOAD_PAIR || w == WORKLOAD_BULK ? &pair_table
 	    : w == WORKLOAD_FOOTPRINT                  ? &footprint_table
+	    : w == WORKLOAD_MIXED                      ? &mixed_table
 	                                               : &local_table;
 	const struct column *columns = kind->columns;
 	size_t i, j, last_group = (size_t)-1;
@@ -1028,7 +1078,8 @@ static void csv_header(FILE *out)
 	      "samples_ns_per_op,command,latency_p50_us,latency_p99_us,"
 	      "latency_p999_us,cpu_s_per_gb,allocations,flow_allocations,"
 	      "minor_faults,minor_faults_runs,overhead_ns,"
-	      "footprint_overhead_pct,footprint_setup_kib,footprint_bytes",
+	      "footprint_overhead_pct,footprint_setup_kib,footprint_bytes,"
+	      "mixed_live_bytes,mixed_rounded_bytes,mixed_rounding",
 	      out);
 	for (side = 0; side < LATENCY_SIDES; side++) {
 		for (k = 0; k < LATENCY_POINTS; k++)
@@ -1079,6 +1130,16 @@ static void csv_faults_latency(FILE *out, const struct row *row)
 		        row->footprint_open_median, row->footprint_bytes);
 	else
 		fputs(",,,", out);
+	if (ok && row->c.workload == WORKLOAD_MIXED)
+		fprintf(out, ",%" PRIu64, row->mixed_live_bytes);
+	else
+		fputc(',', out);
+	if (ok && row->c.workload == WORKLOAD_MIXED &&
+	    allocator_is_pool_set(row->c.allocator))
+		fprintf(out, ",%" PRIu64 ",%.4f", row->mixed_rounded_bytes,
+		        mixed_rounding(row));
+	else
+		fputs(",,", out);
 	for (side = 0; side < LATENCY_SIDES; side++) {
 		if (!ok || row->latency[side] == NULL) {
 			fputs(",,,,,,", out);
@@ -1274,6 +1335,16 @@ static void json_row_figures(FILE *out, const struct row *row)
 		        "], \"setup_kib\": %.0f, \"block_bytes\": %" PRIu64
 		        "}, ",
 		        row->footprint_open_median, row->footprint_bytes);
+	}
+	if (row->c.workload == WORKLOAD_MIXED && row->status == ROW_OK) {
+		fprintf(out, "\"mixed\": {\"live_bytes\": %" PRIu64,
+		        row->mixed_live_bytes);
+		if (allocator_is_pool_set(row->c.allocator))
+			fprintf(out,
+			        ", \"rounded_bytes\": %" PRIu64
+			        ", \"rounding\": %.4f",
+			        row->mixed_rounded_bytes, mixed_rounding(row));
+		fprintf(out, "}, ");
 	}
 	if (row->c.workload == WORKLOAD_PAIR ||
 	    row->c.workload == WORKLOAD_BULK) {

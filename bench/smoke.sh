@@ -64,12 +64,41 @@ NR == 1 {
 }
 END {
 	if (rows == 0) { print "smoke: no rows" > "/dev/stderr"; exit 1 }
-	n = split("glibc glibc-notrim pool-single pool-locked pool-per-thread floor", need, " ")
+	n = split("glibc glibc-notrim pool-single pool-locked pool-per-thread pool-set-single pool-set-locked pool-set-per-thread floor", need, " ")
 	for (i = 1; i <= n; i++)
 		if (!(need[i] in seen)) {
 			print "smoke: no row of " need[i] > "/dev/stderr"
 			bad = 1
 		}
+	exit bad
+}' "$csv" || exit 1
+
+# mixed: every pool set row served every request from its classes (no
+# fallback), and reports what their rounding up to 2^k cost: between
+# nothing and twice the bytes asked for.  Columns found by name.
+awk -F, '
+NR == 1 {
+	for (i = 1; i <= NF; i++)
+		col[$i] = i
+	if (!("mixed_rounding" in col) || !("fallback_allocs" in col)) {
+		print "smoke: no mixed_rounding column" > "/dev/stderr"
+		exit 1
+	}
+	next
+}
+$1 == "mixed" && $3 ~ /^pool-set-/ {
+	sets++
+	r = $(col["mixed_rounding"])
+	if ($(col["fallback_allocs"]) != 0 || $(col["pool_allocs"]) == 0 ||
+	    r == "" || r < 1 || r > 2) {
+		printf "smoke: mixed %s %s: pool %s, fallback %s, rounding %s\n",
+		    $2, $3, $(col["pool_allocs"]), $(col["fallback_allocs"]),
+		    r > "/dev/stderr"
+		bad = 1
+	}
+}
+END {
+	if (sets == 0) { print "smoke: no pool set rows in mixed" > "/dev/stderr"; exit 1 }
 	exit bad
 }' "$csv" || exit 1
 

@@ -144,6 +144,12 @@ int main(int argc, char **argv)
 		printf("footprint_bytes=%llu\n",
 		       (unsigned long long)result.footprint_bytes);
 	}
+	if (c.workload == WORKLOAD_MIXED) {
+		printf("mixed_live_bytes=%llu\n",
+		       (unsigned long long)result.mixed_live_bytes);
+		printf("mixed_rounded_bytes=%llu\n",
+		       (unsigned long long)result.mixed_rounded_bytes);
+	}
 	print_latency(&result);
 	printf("symbol=%s\n", entry.symbol ? entry.symbol : "none");
 	printf("source=%s\n", object_of(entry.symbol, entry.function));

@@ -25,6 +25,9 @@ struct workload_result {
 	 * and with every block allocated and written; the blocks' bytes. */
 	uint64_t footprint_before, footprint_open, footprint_after;
 	uint64_t footprint_bytes;
+	/* mixed: the bytes the live objects asked for at the end, and what
+	 * a pool set's classes round them up to (summed over threads). */
+	uint64_t mixed_live_bytes, mixed_rounded_bytes;
 	/* --latency: each timed call's ticks, by side; NULL when off. */
 	struct latency_histogram *latency[LATENCY_SIDES];
 };

@@ -1126,6 +1126,224 @@ static void run_footprint(const struct bench_case *c, struct peer *peer,
 	munmap(blocks, count * sizeof(*blocks));
 }
 
+/* ------------------------------------------------------------ mixed */
+
+/*
+ * libcurl's allocations by size: what examples/curl-pool counted for a
+ * 1 MiB download from bench/httpd with libcurl 7.88.1 (Debian 12; the
+ * table in examples/README.md), 66 calls in power-of-two buckets.  A
+ * request picks a bucket with these weights, then a size uniformly within
+ * it, above half its bound (1 to 16 for the first).
+ */
+static const struct mixed_bucket {
+	uint32_t upto;  /* bytes */
+	uint32_t calls; /* libcurl's, of 66 */
+} mixed_profile[] = {
+    {16, 21}, {32, 9},   {64, 16},  {128, 10}, {256, 1},
+    {512, 2}, {1024, 2}, {2048, 2}, {8192, 2}, {32768, 1},
+};
+#define MIXED_BUCKETS (sizeof(mixed_profile) / sizeof(mixed_profile[0]))
+
+/* A thread's operations come from a script of this many steps, made
+ * before the timed region and cycled, so that drawing them costs every
+ * allocator one load. */
+#define MIXED_SCRIPT ((size_t)1 << 16)
+
+struct mixed_step {
+	uint32_t size;   /* the request */
+	uint32_t victim; /* the window slot freed and refilled */
+};
+
+struct mixed {
+	const struct bench_case *c;
+	struct peer *shared;
+	int private_pools; /* POOL_SINGLE sets: one per thread */
+	/* ready: every thread set up; go: the clock runs (the main thread
+	 * starts it before it releases them); done: every thread's ops
+	 * are done. */
+	pthread_barrier_t ready, go, done;
+};
+
+struct mixed_thread {
+	_Alignas(CACHE_LINE) struct mixed *m;
+	pthread_t thread;
+	uint64_t seed;
+	struct peer own;
+	struct mixed_step *script;
+	void **live;         /* the window */
+	uint32_t *live_size; /* what each live object asked for */
+	char *floor_memory;  /* MIXED_WINDOW slots of MIXED_MAX_SIZE */
+	uint64_t sum;
+	uint64_t live_bytes, rounded_bytes;
+	uint64_t pool_allocs, fallback_allocs;
+};
+
+static uint32_t mixed_size(uint64_t *random)
+{
+	uint32_t total = 0, pick, lo;
+	size_t b;
+
+	for (b = 0; b < MIXED_BUCKETS; b++)
+		total += mixed_profile[b].calls;
+	pick = (uint32_t)(random_next(random) % total);
+	for (b = 0; pick >= mixed_profile[b].calls; b++)
+		pick -= mixed_profile[b].calls;
+	lo = b == 0 ? 0 : mixed_profile[b].upto / 2;
+	return lo + 1 +
+	       (uint32_t)(random_next(random) % (mixed_profile[b].upto - lo));
+}
+
+/* What a pool set hands out for a request: its class's block (the
+ * fallback's own rounding above the largest class is not counted). */
+static uint64_t mixed_rounded(size_t size, size_t max_block)
+{
+	size_t block = MIXED_MIN_BLOCK;
+
+	if (size > max_block)
+		return size;
+	while (block < size)
+		block *= 2;
+	return block;
+}
+
+/* Frees window slot victim and allocates size bytes in its place, tagged
+ * in its first (up to) 8 bytes.  Returns the old object's tag. */
+static inline uint64_t mixed_replace(struct mixed_thread *t, struct peer *peer,
+                                     uint32_t victim, uint32_t size,
+                                     uint64_t tag)
+{
+	uint64_t old = 0;
+	char *p = t->live[victim];
+
+	if (p != NULL) {
+		uint32_t n = t->live_size[victim];
+		memcpy(&old, p, n < 8 ? n : 8);
+		peer_sized_free(peer, p);
+	}
+	p = check_allocated(
+	    peer_sized_malloc(
+	        peer, SLOT(t->floor_memory + (size_t)victim * MIXED_MAX_SIZE),
+	        size),
+	    size);
+	memcpy(p, &tag, size < 8 ? size : 8);
+	escape(p);
+	t->live[victim] = p;
+	t->live_size[victim] = size;
+	return old;
+}
+
+/* Operations first .. first + count of the script. */
+static uint64_t mixed_ops(struct mixed_thread *t, struct peer *peer,
+                          uint64_t first, uint64_t count)
+{
+	uint64_t k, sum = 0;
+
+	for (k = first; k < first + count; k++) {
+		const struct mixed_step *s = &t->script[k & (MIXED_SCRIPT - 1)];
+		sum += mixed_replace(t, peer, s->victim, s->size, k + 1);
+	}
+	return sum;
+}
+
+static void *mixed_thread_run(void *arg)
+{
+	struct mixed_thread *t = arg;
+	const struct bench_case *c = t->m->c;
+	struct peer *peer = t->m->shared;
+	uint64_t random = t->seed, first = 0;
+	size_t i;
+
+	peer_thread_enter();
+	if (t->m->private_pools) {
+		if (peer_open(&t->own, c) != 0)
+			worker_fail("a thread's private pool set failed");
+		peer = &t->own;
+	}
+	t->script = harness_alloc(MIXED_SCRIPT * sizeof(*t->script));
+	for (i = 0; i < MIXED_SCRIPT; i++) {
+		t->script[i].size = mixed_size(&random);
+		t->script[i].victim =
+		    (uint32_t)(random_next(&random) % MIXED_WINDOW);
+	}
+	t->live = harness_alloc(MIXED_WINDOW * sizeof(*t->live));
+	t->live_size = harness_alloc(MIXED_WINDOW * sizeof(*t->live_size));
+	if (PEER_IS_FLOOR)
+		t->floor_memory =
+		    harness_alloc((size_t)MIXED_WINDOW * MIXED_MAX_SIZE);
+	/* The window fills with the script's first sizes. */
+	for (i = 0; i < MIXED_WINDOW; i++)
+		mixed_replace(t, peer, (uint32_t)i, t->script[i].size, 0);
+	/* An untimed pass of as many operations as the timed one. */
+	if (!c->cold) {
+		mixed_ops(t, peer, first, c->repeat);
+		first += c->repeat;
+	}
+
+	pthread_barrier_wait(&t->m->ready);
+	pthread_barrier_wait(&t->m->go);
+	t->sum = mixed_ops(t, peer, first, c->repeat);
+	pthread_barrier_wait(&t->m->done);
+
+	for (i = 0; i < MIXED_WINDOW; i++) {
+		t->live_bytes += t->live_size[i];
+		t->rounded_bytes +=
+		    mixed_rounded(t->live_size[i], c->block_size);
+		peer_sized_free(peer, t->live[i]);
+	}
+	if (t->m->private_pools) {
+		peer_count(&t->own, &t->pool_allocs, &t->fallback_allocs);
+		peer_close(&t->own);
+	}
+	free(t->floor_memory);
+	free(t->live_size);
+	free(t->live);
+	free(t->script);
+	peer_thread_leave();
+	return NULL;
+}
+
+static void run_mixed(const struct bench_case *c, struct peer *peer,
+                      struct workload_result *out)
+{
+	struct mixed m;
+	struct mixed_thread *threads;
+	struct timed t;
+	size_t i;
+
+	memset(&m, 0, sizeof(m));
+	m.c = c;
+	m.shared = peer;
+	m.private_pools = case_private_pools(c);
+	barrier_init(&m.ready, c->threads + 1);
+	barrier_init(&m.go, c->threads + 1);
+	barrier_init(&m.done, c->threads + 1);
+	threads = harness_alloc(c->threads * sizeof(*threads));
+	for (i = 0; i < c->threads; i++) {
+		threads[i].m = &m;
+		/* A stream per thread, the same for every allocator. */
+		threads[i].seed = c->seed + i * 0x9e3779b97f4a7c15ull;
+		thread_start(&threads[i].thread, mixed_thread_run, &threads[i]);
+	}
+	pthread_barrier_wait(&m.ready);
+	timed_start(&t);
+	pthread_barrier_wait(&m.go);
+	pthread_barrier_wait(&m.done);
+	timed_stop(&t, out);
+	for (i = 0; i < c->threads; i++) {
+		pthread_join(threads[i].thread, NULL);
+		out->checksum += threads[i].sum;
+		out->mixed_live_bytes += threads[i].live_bytes;
+		out->mixed_rounded_bytes += threads[i].rounded_bytes;
+		out->pool_allocs += threads[i].pool_allocs;
+		out->fallback_allocs += threads[i].fallback_allocs;
+	}
+	out->ops = c->threads * c->repeat;
+	pthread_barrier_destroy(&m.ready);
+	pthread_barrier_destroy(&m.go);
+	pthread_barrier_destroy(&m.done);
+	free(threads);
+}
+
 /* ------------------------------------------------------------ entry */
 
 void workload_run(const struct bench_case *c, struct workload_result *out)
@@ -1161,6 +1379,9 @@ void workload_run(const struct bench_case *c, struct workload_result *out)
 		break;
 	case WORKLOAD_XTHREAD:
 		run_xthread(c, &peer, out);
+		break;
+	case WORKLOAD_MIXED:
+		run_mixed(c, &peer, out);
 		break;
 	default:
 		worker_fail("unknown workload");

@@ -1,8 +1,9 @@
 /*
  * examples/curl-pool: libcurl with shiftpool as its allocator.
  *
- *   curl-pool [--allocator=pool|system] [--pool-mode=locked|per-thread]
- *             [--block-size=BYTES] [--blocks=N] [--buffer-size=BYTES]
+ *   curl-pool [--allocator=pool|pool-set|system]
+ *             [--pool-mode=locked|per-thread] [--block-size=BYTES]
+ *             [--blocks=N] [--class-bytes=BYTES] [--buffer-size=BYTES]
  *             [--repeat=N] [--output=FILE] [--json] URL
  *
  * It installs counting allocation callbacks with curl_global_init_mem(),
@@ -11,7 +12,10 @@
  * the allocations by size, how many the pool served and how many fell
  * back to malloc, the peak of bytes in use, the allocations made while
  * data was flowing, and the throughput.  --allocator=system counts the
- * same way over malloc, the comparison.
+ * same way over malloc, the comparison.  --allocator=pool-set hands every
+ * call to a pool set of 16 B to 64 KiB classes instead of one pool, so
+ * that libcurl's allocations of every size come from shiftpool; its
+ * report adds each class's counters.
  *
  * Only libcurl's own allocations pass through the callbacks (TLS and the
  * C library allocate for themselves), as in the posts.
@@ -48,6 +52,12 @@
 
 #define DEFAULT_BLOCK_SIZE 256
 #define DEFAULT_BLOCKS     256
+/* The pool set's classes: every request libcurl 7.88 makes on a plain
+ * HTTP download fits the largest (see README.md).  Each class reserves
+ * DEFAULT_CLASS_BYTES of address space and touches only what it uses. */
+#define SET_MIN_BLOCK       16
+#define SET_MAX_BLOCK       ((size_t)64 << 10)
+#define DEFAULT_CLASS_BYTES ((size_t)1 << 20)
 /* Size classes of the histogram: up to 16 B, 32 B, ... 1 MiB, larger. */
 #define FIRST_CLASS_SHIFT 4
 #define LAST_CLASS_SHIFT  20
@@ -70,6 +80,14 @@ static const char *const call_names[CALL_COUNT] = {
     "malloc", "calloc", "realloc", "strdup", "free", "free_null",
 };
 
+enum backend {
+	BACKEND_SYSTEM,
+	BACKEND_POOL,
+	BACKEND_SET,
+};
+
+static const char *const backend_names[] = {"system", "pool", "pool-set"};
+
 /* One live allocation: its address and the size asked for. */
 struct live {
 	uintptr_t address; /* 0: an empty slot */
@@ -84,7 +102,9 @@ struct live {
  * created - destroyed == count.
  */
 static struct tracker {
-	pool_t *pool; /* NULL: the system allocator */
+	enum backend backend;
+	pool_t *pool;    /* BACKEND_POOL */
+	pool_set_t *set; /* BACKEND_SET */
 	pthread_mutex_t lock;
 	struct live *table;
 	size_t capacity; /* a power of two */
@@ -95,18 +115,20 @@ static struct tracker {
 	uint64_t destroyed;     /* free(p), realloc(p, 0) */
 	uint64_t unknown_frees; /* pointers the table did not know: a bug */
 	uint64_t class_calls[CLASS_COUNT];
-	uint64_t class_pool[CLASS_COUNT]; /* of which the pool served */
+	uint64_t class_pool[CLASS_COUNT]; /* of which the pool (or set)
+	                                     served */
 	size_t bytes_in_use;
 	size_t peak_bytes;
 	bool table_full; /* growing the table failed: counts are partial */
 } tracker = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 struct options {
-	bool use_pool;
+	enum backend backend;
 	int pool_mode;
 	size_t block_size;
 	size_t blocks;
-	long buffer_size; /* 0: libcurl's default */
+	size_t class_bytes; /* BACKEND_SET: bytes_per_class */
+	long buffer_size;   /* 0: libcurl's default */
 	int repeat;
 	const char *output;
 	bool json;
@@ -227,12 +249,27 @@ static size_t track_remove(void *p)
 	return size;
 }
 
-/* Counts an allocation call that produced p of size bytes; lock held. */
-static void count_allocation(void *p, size_t size)
+/* The set's fallback allocations so far; lock held, so that no set call
+ * is under way and the per-thread counters are exact. */
+static uint64_t set_fallbacks(void)
+{
+	pool_stats_t stats;
+	if (tracker.set == NULL || pool_set_stats(tracker.set, 0, &stats) != 0)
+		return 0;
+	return stats.fallback_allocs;
+}
+
+/* Counts an allocation call that produced p of size bytes; lock held.
+ * fallbacks_before: set_fallbacks() before the call.  The set has no
+ * pool_owns(): a call it served is one that made no fallback
+ * allocation. */
+static void count_allocation(void *p, size_t size, uint64_t fallbacks_before)
 {
 	unsigned class = class_of(size);
 	tracker.class_calls[class]++;
-	if (tracker.pool != NULL && pool_owns(tracker.pool, p))
+	if ((tracker.backend == BACKEND_POOL && pool_owns(tracker.pool, p)) ||
+	    (tracker.backend == BACKEND_SET &&
+	     set_fallbacks() == fallbacks_before))
 		tracker.class_pool[class]++;
 }
 
@@ -241,13 +278,16 @@ static void count_allocation(void *p, size_t size)
 static void *counting_malloc(size_t size)
 {
 	pthread_mutex_lock(&tracker.lock);
-	void *p = tracker.pool != NULL ? pool_malloc(tracker.pool, size)
-	                               : malloc(size);
+	uint64_t fallbacks = set_fallbacks();
+	void *p =
+	    tracker.backend == BACKEND_SET ? pool_set_malloc(tracker.set, size)
+	    : tracker.backend == BACKEND_POOL ? pool_malloc(tracker.pool, size)
+	                                      : malloc(size);
 	tracker.calls[CALL_MALLOC]++;
 	if (p != NULL) {
 		tracker.created++;
 		track_insert(p, size);
-		count_allocation(p, size);
+		count_allocation(p, size, fallbacks);
 	}
 	pthread_mutex_unlock(&tracker.lock);
 	return p;
@@ -256,14 +296,18 @@ static void *counting_malloc(size_t size)
 static void *counting_calloc(size_t count, size_t size)
 {
 	pthread_mutex_lock(&tracker.lock);
-	void *p = tracker.pool != NULL ? pool_calloc(tracker.pool, count, size)
-	                               : calloc(count, size);
+	uint64_t fallbacks = set_fallbacks();
+	void *p = tracker.backend == BACKEND_SET
+	              ? pool_set_calloc(tracker.set, count, size)
+	          : tracker.backend == BACKEND_POOL
+	              ? pool_calloc(tracker.pool, count, size)
+	              : calloc(count, size);
 	tracker.calls[CALL_CALLOC]++;
 	if (p != NULL) {
 		tracker.created++;
 		/* Cannot overflow: the allocator refused those. */
 		track_insert(p, count * size);
-		count_allocation(p, count * size);
+		count_allocation(p, count * size, fallbacks);
 	}
 	pthread_mutex_unlock(&tracker.lock);
 	return p;
@@ -272,14 +316,17 @@ static void *counting_calloc(size_t count, size_t size)
 static char *counting_strdup(const char *s)
 {
 	pthread_mutex_lock(&tracker.lock);
+	uint64_t fallbacks = set_fallbacks();
 	char *p =
-	    tracker.pool != NULL ? pool_strdup(tracker.pool, s) : strdup(s);
+	    tracker.backend == BACKEND_SET    ? pool_set_strdup(tracker.set, s)
+	    : tracker.backend == BACKEND_POOL ? pool_strdup(tracker.pool, s)
+	                                      : strdup(s);
 	tracker.calls[CALL_STRDUP]++;
 	if (p != NULL) {
 		size_t size = strlen(p) + 1;
 		tracker.created++;
 		track_insert(p, size);
-		count_allocation(p, size);
+		count_allocation(p, size, fallbacks);
 	}
 	pthread_mutex_unlock(&tracker.lock);
 	return p;
@@ -290,8 +337,12 @@ static void *counting_realloc(void *old, size_t size)
 	/* The lock is held across the call, so that no other thread can be
 	 * handed the old address before the table has forgotten it. */
 	pthread_mutex_lock(&tracker.lock);
-	void *p = tracker.pool != NULL ? pool_realloc(tracker.pool, old, size)
-	                               : realloc(old, size);
+	uint64_t fallbacks = set_fallbacks();
+	void *p = tracker.backend == BACKEND_SET
+	              ? pool_set_realloc(tracker.set, old, size)
+	          : tracker.backend == BACKEND_POOL
+	              ? pool_realloc(tracker.pool, old, size)
+	              : realloc(old, size);
 	tracker.calls[CALL_REALLOC]++;
 	if (old != NULL && (p != NULL || size == 0)) {
 		/* Moved or resized (or, for size 0, freed). */
@@ -303,7 +354,7 @@ static void *counting_realloc(void *old, size_t size)
 	}
 	if (p != NULL) {
 		track_insert(p, size);
-		count_allocation(p, size);
+		count_allocation(p, size, fallbacks);
 	}
 	pthread_mutex_unlock(&tracker.lock);
 	return p;
@@ -318,7 +369,9 @@ static void counting_free(void *p)
 		tracker.calls[CALL_FREE]++;
 		tracker.destroyed++;
 		track_remove(p);
-		if (tracker.pool != NULL)
+		if (tracker.backend == BACKEND_SET)
+			pool_set_free(tracker.set, p);
+		else if (tracker.backend == BACKEND_POOL)
 			pool_free(tracker.pool, p);
 		else
 			free(p);
@@ -427,6 +480,59 @@ static double megabytes_per_second(const struct transfer *transfer)
 	           : 0.0;
 }
 
+static const char *mode_name(const struct options *options, bool upper)
+{
+	if (options->pool_mode == POOL_LOCKED)
+		return upper ? "POOL_LOCKED" : "locked";
+	return upper ? "POOL_PER_THREAD" : "per-thread";
+}
+
+/* Calls f with the counters of each class of the set that served or
+ * fell back for anything, first true on the first call. */
+static void set_classes(void (*f)(const pool_stats_t *, bool first))
+{
+	bool first = true;
+	for (size_t block = SET_MIN_BLOCK; block <= SET_MAX_BLOCK; block *= 2) {
+		pool_stats_t stats;
+		if (pool_set_stats(tracker.set, block, &stats) != 0 ||
+		    stats.allocs + stats.fallback_allocs == 0)
+			continue;
+		f(&stats, first);
+		first = false;
+	}
+}
+
+static void set_class_text(const pool_stats_t *stats, bool first)
+{
+	if (first)
+		printf("  set classes    %-8s %8s %8s %8s\n", "block", "served",
+		       "fallback", "peak");
+	printf("                 %-8zu %8" PRIu64 " %8" PRIu64 " %8zu\n",
+	       stats->block_size, stats->allocs, stats->fallback_allocs,
+	       stats->peak_in_use);
+}
+
+static void set_report_text(void)
+{
+	set_classes(set_class_text);
+}
+
+static void set_class_json(const pool_stats_t *stats, bool first)
+{
+	printf("%s{\"block_size\":%zu,\"allocs\":%" PRIu64
+	       ",\"fallback_allocs\":%" PRIu64 ",\"peak_in_use\":%zu}",
+	       first ? "" : ",", stats->block_size, stats->allocs,
+	       stats->fallback_allocs, stats->peak_in_use);
+}
+
+/* After the "pool" object, which the tests read as one flat object. */
+static void set_report_json(void)
+{
+	printf(",\"set_classes\":[");
+	set_classes(set_class_json);
+	printf("]");
+}
+
 static void report_text(const struct options *options,
                         const struct transfer *transfer,
                         const pool_stats_t *stats, bool clean)
@@ -435,12 +541,16 @@ static void report_text(const struct options *options,
 	       options->output != NULL ? options->output : "discarded",
 	       options->repeat, options->repeat == 1 ? "" : "s");
 	printf("  libcurl        %s\n", libcurl_version);
-	if (options->use_pool)
+	if (options->backend == BACKEND_POOL)
 		printf("  allocator      shiftpool %s, %zu blocks of %zu B "
 		       "(larger requests: malloc)\n",
-		       options->pool_mode == POOL_LOCKED ? "POOL_LOCKED"
-		                                         : "POOL_PER_THREAD",
-		       stats->block_count, stats->block_size);
+		       mode_name(options, true), stats->block_count,
+		       stats->block_size);
+	else if (options->backend == BACKEND_SET)
+		printf("  allocator      shiftpool set %s, classes %d B .. %zu "
+		       "KiB of %zu bytes each (larger requests: malloc)\n",
+		       mode_name(options, true), SET_MIN_BLOCK,
+		       SET_MAX_BLOCK >> 10, options->class_bytes);
 	else
 		printf("  allocator      system (malloc)\n");
 	if (transfer->result == CURLE_OK)
@@ -461,19 +571,20 @@ static void report_text(const struct options *options,
 	       " while data flowed\n",
 	       allocation_calls(), transfer->flow_allocations);
 	printf("  peak in use    %zu bytes\n", tracker.peak_bytes);
-	if (options->use_pool)
-		printf("  pool           served %" PRIu64 ", fallback %" PRIu64
+	if (options->backend != BACKEND_SYSTEM)
+		printf("  %-14s served %" PRIu64 ", fallback %" PRIu64
 		       "; peak %zu blocks; in use at the end %zu\n",
-		       stats->allocs, stats->fallback_allocs,
-		       stats->peak_in_use, stats->in_use);
+		       backend_names[options->backend], stats->allocs,
+		       stats->fallback_allocs, stats->peak_in_use,
+		       stats->in_use);
 	printf("  sizes          %-8s %8s %8s\n", "bytes", "calls",
-	       options->use_pool ? "pool" : "");
+	       options->backend != BACKEND_SYSTEM ? "pool" : "");
 	for (unsigned class = 0; class < CLASS_COUNT; class ++) {
 		if (tracker.class_calls[class] == 0)
 			continue;
 		char label[16];
 		class_label(class, label, sizeof(label));
-		if (options->use_pool)
+		if (options->backend != BACKEND_SYSTEM)
 			printf("                 %-8s %8" PRIu64 " %8" PRIu64
 			       "\n",
 			       label, tracker.class_calls[class],
@@ -482,6 +593,8 @@ static void report_text(const struct options *options,
 			printf("                 %-8s %8" PRIu64 "\n", label,
 			       tracker.class_calls[class]);
 	}
+	if (options->backend == BACKEND_SET)
+		set_report_text();
 	if (clean)
 		printf("  leaks          none: %" PRIu64 " allocated, %" PRIu64
 		       " freed\n",
@@ -520,7 +633,7 @@ static void report_json(const struct options *options,
 	    ",\"allocs\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"live\":%zu"
 	    ",\"allocations\":%" PRIu64 ",\"flow_allocations\":%" PRIu64
 	    ",\"peak_bytes\":%zu,\"calls\":{",
-	    options->use_pool ? "pool" : "system", options->repeat,
+	    backend_names[options->backend], options->repeat,
 	    transfer->result == CURLE_OK ? "true" : "false", transfer->bytes,
 	    transfer->seconds, megabytes_per_second(transfer),
 	    transfer->http_status, tracker.created, tracker.destroyed,
@@ -546,17 +659,18 @@ static void report_json(const struct options *options,
 		first = false;
 	}
 	printf("]");
-	if (options->use_pool)
-		printf(
-		    ",\"pool\":{\"mode\":\"%s\",\"block_size\":%zu,"
-		    "\"block_count\":%zu,\"allocs\":%" PRIu64
-		    ",\"frees\":%" PRIu64 ",\"fallback_allocs\":%" PRIu64
-		    ",\"fallback_frees\":%" PRIu64 ",\"in_use\":%zu"
-		    ",\"peak_in_use\":%zu}",
-		    options->pool_mode == POOL_LOCKED ? "locked" : "per-thread",
-		    stats->block_size, stats->block_count, stats->allocs,
-		    stats->frees, stats->fallback_allocs, stats->fallback_frees,
-		    stats->in_use, stats->peak_in_use);
+	if (options->backend != BACKEND_SYSTEM)
+		printf(",\"pool\":{\"mode\":\"%s\",\"block_size\":%zu,"
+		       "\"block_count\":%zu,\"allocs\":%" PRIu64
+		       ",\"frees\":%" PRIu64 ",\"fallback_allocs\":%" PRIu64
+		       ",\"fallback_frees\":%" PRIu64 ",\"in_use\":%zu"
+		       ",\"peak_in_use\":%zu}",
+		       mode_name(options, false), stats->block_size,
+		       stats->block_count, stats->allocs, stats->frees,
+		       stats->fallback_allocs, stats->fallback_frees,
+		       stats->in_use, stats->peak_in_use);
+	if (options->backend == BACKEND_SET)
+		set_report_json();
 	printf(",\"clean\":%s}\n", clean ? "true" : "false");
 }
 
@@ -568,10 +682,15 @@ static void usage(FILE *stream)
 	        "usage: curl-pool [options] URL\n"
 	        "Downloads URL with libcurl and counts libcurl's allocations.\n"
 	        "\n"
-	        "  --allocator=pool|system   shiftpool (default) or malloc\n"
+	        "  --allocator=pool|pool-set|system  one shiftpool pool "
+	        "(default),\n"
+	        "                            a pool set, or malloc\n"
 	        "  --pool-mode=locked|per-thread  (default locked)\n"
 	        "  --block-size=BYTES        pool block size (default %d)\n"
 	        "  --blocks=N                pool blocks (default %d)\n"
+	        "  --class-bytes=BYTES       pool-set: bytes of each class, "
+	        "%d B .. %zu KiB\n"
+	        "                            (default %zu)\n"
 	        "  --buffer-size=BYTES       CURLOPT_BUFFERSIZE (default: "
 	        "libcurl's)\n"
 	        "  --repeat=N                N downloads on one handle "
@@ -581,7 +700,8 @@ static void usage(FILE *stream)
 	        "\n"
 	        "Exits 0 when every transfer succeeded and every allocation "
 	        "was freed.\n",
-	        DEFAULT_BLOCK_SIZE, DEFAULT_BLOCKS);
+	        DEFAULT_BLOCK_SIZE, DEFAULT_BLOCKS, SET_MIN_BLOCK,
+	        SET_MAX_BLOCK >> 10, DEFAULT_CLASS_BYTES);
 }
 
 /* A decimal number in [min, max], the whole of text. */
@@ -603,6 +723,7 @@ static int parse_options(int argc, char **argv, struct options *options)
 	    {"pool-mode", required_argument, NULL, 'm'},
 	    {"block-size", required_argument, NULL, 'b'},
 	    {"blocks", required_argument, NULL, 'n'},
+	    {"class-bytes", required_argument, NULL, 'c'},
 	    {"buffer-size", required_argument, NULL, 'B'},
 	    {"repeat", required_argument, NULL, 'r'},
 	    {"output", required_argument, NULL, 'o'},
@@ -613,10 +734,11 @@ static int parse_options(int argc, char **argv, struct options *options)
 	long long value;
 
 	*options = (struct options){
-	    .use_pool = true,
+	    .backend = BACKEND_POOL,
 	    .pool_mode = POOL_LOCKED,
 	    .block_size = DEFAULT_BLOCK_SIZE,
 	    .blocks = DEFAULT_BLOCKS,
+	    .class_bytes = DEFAULT_CLASS_BYTES,
 	    .repeat = 1,
 	};
 	for (int c;
@@ -624,9 +746,11 @@ static int parse_options(int argc, char **argv, struct options *options)
 		switch (c) {
 		case 'a':
 			if (strcmp(optarg, "pool") == 0)
-				options->use_pool = true;
+				options->backend = BACKEND_POOL;
+			else if (strcmp(optarg, "pool-set") == 0)
+				options->backend = BACKEND_SET;
 			else if (strcmp(optarg, "system") == 0)
-				options->use_pool = false;
+				options->backend = BACKEND_SYSTEM;
 			else
 				goto bad;
 			break;
@@ -649,6 +773,12 @@ static int parse_options(int argc, char **argv, struct options *options)
 			if (!parse_number(optarg, 1, 1 << 24, &value))
 				goto bad;
 			options->blocks = (size_t)value;
+			break;
+		case 'c':
+			if (!parse_number(optarg, 1, (long long)1 << 30,
+			                  &value))
+				goto bad;
+			options->class_bytes = (size_t)value;
 			break;
 		case 'B':
 			/* libcurl takes 1 KiB to 10 MiB. */
@@ -690,21 +820,45 @@ bad:
 
 /* ------------------------------------------------------------ main */
 
+/* Creates the pool or the set the options ask for.  Returns 0 or -1. */
+static int backend_open(const struct options *options)
+{
+	tracker.backend = options->backend;
+	if (options->backend == BACKEND_POOL) {
+		tracker.pool = pool_init(options->block_size, options->blocks,
+		                         options->pool_mode);
+		if (tracker.pool == NULL) {
+			fprintf(stderr, "curl-pool: pool_init: %s\n",
+			        strerror(errno));
+			return -1;
+		}
+	} else if (options->backend == BACKEND_SET) {
+		tracker.set =
+		    pool_set_init(SET_MIN_BLOCK, SET_MAX_BLOCK,
+		                  options->class_bytes, options->pool_mode);
+		if (tracker.set == NULL) {
+			fprintf(stderr, "curl-pool: pool_set_init: %s\n",
+			        strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void backend_close(void)
+{
+	pool_destroy(tracker.pool);
+	pool_set_destroy(tracker.set);
+}
+
 int main(int argc, char **argv)
 {
 	struct options options;
 	if (parse_options(argc, argv, &options) != 0)
 		return 2;
 
-	if (options.use_pool) {
-		tracker.pool = pool_init(options.block_size, options.blocks,
-		                         options.pool_mode);
-		if (tracker.pool == NULL) {
-			fprintf(stderr, "curl-pool: pool_init: %s\n",
-			        strerror(errno));
-			return 1;
-		}
-	}
+	if (backend_open(&options) != 0)
+		return 1;
 
 	struct transfer transfer = {.result = CURLE_OK};
 	if (options.output != NULL) {
@@ -712,7 +866,7 @@ int main(int argc, char **argv)
 		if (transfer.output == NULL) {
 			fprintf(stderr, "curl-pool: %s: %s\n", options.output,
 			        strerror(errno));
-			pool_destroy(tracker.pool);
+			backend_close();
 			return 1;
 		}
 	}
@@ -727,7 +881,7 @@ int main(int argc, char **argv)
 		        curl_easy_strerror(code));
 		if (transfer.output != NULL)
 			fclose(transfer.output);
-		pool_destroy(tracker.pool);
+		backend_close();
 		return 1;
 	}
 	/* Asked before the cleanup, which may release what it points to. */
@@ -744,12 +898,14 @@ int main(int argc, char **argv)
 	}
 
 	pool_stats_t stats = {0};
-	if (tracker.pool != NULL)
+	if (tracker.backend == BACKEND_POOL)
 		pool_stats(tracker.pool, &stats);
+	else if (tracker.backend == BACKEND_SET)
+		pool_set_stats(tracker.set, 0, &stats);
 	bool clean = tracker.count == 0 && tracker.unknown_frees == 0 &&
 	             !tracker.table_full &&
 	             tracker.created == tracker.destroyed &&
-	             (tracker.pool == NULL ||
+	             (tracker.backend == BACKEND_SYSTEM ||
 	              (stats.in_use == 0 &&
 	               stats.fallback_allocs == stats.fallback_frees));
 	if (options.json)
@@ -757,7 +913,7 @@ int main(int argc, char **argv)
 	else
 		report_text(&options, &transfer, &stats, clean);
 
-	pool_destroy(tracker.pool);
+	backend_close();
 	free(tracker.table);
 	return transfer.result == CURLE_OK && clean ? 0 : 1;
 }

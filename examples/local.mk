@@ -5,9 +5,10 @@
 #
 #   examples/echo-server  a one-thread TCP echo server whose connections
 #                         take their buffers from a POOL_SINGLE pool
-#   examples/curl-pool    libcurl with shiftpool as its allocator
-#                         (curl_global_init_mem), counting what the seed
-#                         posts counted; built when libcurl is found
+#   examples/curl-pool    libcurl with shiftpool (a pool, or a pool set) as
+#                         its allocator (curl_global_init_mem), counting
+#                         what the seed posts counted; built when libcurl
+#                         is found
 #
 # See examples/README.md.
 

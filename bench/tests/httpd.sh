@@ -20,9 +20,9 @@ CURL=${CURL:-$(command -v curl 2>/dev/null || true)}
 require_built httpd "$httpd" "$client"
 scratch_dir httpd
 
-# The three pool modes and glibc always; the other allocators when their
-# programs were built.
-allocators=${HTTPD_TEST_ALLOCATORS:-"pool-single pool-locked pool-per-thread glibc"}
+# The three pool modes, the pool set and glibc always; the other
+# allocators when their programs were built.
+allocators=${HTTPD_TEST_ALLOCATORS:-"pool-single pool-locked pool-per-thread pool-set glibc"}
 if [ -z "${HTTPD_TEST_ALLOCATORS:-}" ]; then
 	for peer in tcmalloc jemalloc mimalloc; do
 		[ -x "$abs_top_builddir/bench/httpd-$peer" ] &&

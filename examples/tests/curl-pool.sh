@@ -1,10 +1,11 @@
 #!/bin/sh
 # examples/curl-pool: downloads a generated 1 MiB body from bench/httpd (the
-# benchmark's server) on loopback with libcurl over shiftpool and over
-# malloc, checks every byte, and checks from its report that libcurl freed
-# every allocation and the pool has no block in use at the end.  Also a
-# failing transfer (404) and repeated transfers on one handle, which must
-# not leak either.
+# benchmark's server) on loopback with libcurl over a shiftpool pool, a
+# pool set and malloc, checks every byte, and checks from its report that
+# libcurl freed every allocation and the pool has no block in use at the
+# end; the set must have served every allocation, none from the fallback.
+# Also a failing transfer (404) and repeated transfers on one handle, which
+# must not leak either.
 #
 # Run by `make check`, which sets abs_top_builddir and abs_top_srcdir.
 # SKIP (77) when configure did not find libcurl.
@@ -44,7 +45,7 @@ fi
 base=http://127.0.0.1:$HTTPD_PORT
 size=1048576
 
-for allocator in pool system; do
+for allocator in pool pool-set system; do
 	body=$tmp/body-$allocator
 	timeout 60 "$curl_pool" --allocator=$allocator --json \
 		--output="$body" "$base/bytes/$size" >"$tmp/$allocator.json" \
@@ -70,6 +71,32 @@ done
 # example would show nothing.
 served=$(json_pool_number allocs "$(cat "$tmp/pool.json")")
 check pool "$([ "${served:-0}" -gt 0 ]; echo $?)" "the pool served nothing"
+
+# The set must have served every one of libcurl's allocations, whatever
+# its size, and made none from the fallback.
+report=$(cat "$tmp/pool-set.json")
+allocations=$(json_number allocations "$report")
+served=0
+for n in $(printf '%s\n' "$report" | sed -n 's/.*"sizes":\[\([^]]*\)\].*/\1/p' |
+	tr '}' '\n' | sed -n 's/.*"pool":\([0-9][0-9]*\).*/\1/p'); do
+	served=$((served + n))
+done
+check pool-set "$([ "${allocations:-0}" -gt 0 ] &&
+	[ "$served" = "$allocations" ]; echo $?)" \
+	"the set served $served of $allocations allocations: $report"
+check pool-set "$([ "$(json_pool_number fallback_allocs "$report")" = 0 ] &&
+	[ "$(json_pool_number allocs "$report")" -gt 0 ] &&
+	[ "$(json_pool_number allocs "$report")" = \
+		"$(json_pool_number frees "$report")" ]; echo $?)" \
+	"the set fell back, or did not get every block back: $report"
+
+# The set in per-thread mode over repeated transfers, in text.
+timeout 60 "$curl_pool" --allocator=pool-set --pool-mode=per-thread \
+	--repeat=5 "$base/bytes/100000" >"$tmp/set-repeat.txt" 2>&1
+check set-repeat $? "curl-pool --allocator=pool-set --repeat=5 failed:
+$(cat "$tmp/set-repeat.txt")"
+grep -q '^  pool-set  *served [1-9][0-9]*, fallback 0;' "$tmp/set-repeat.txt"
+check set-repeat $? "the set fell back: $(cat "$tmp/set-repeat.txt")"
 
 # Repeated transfers on one handle, the per-thread mode, the text report.
 timeout 60 "$curl_pool" --pool-mode=per-thread --repeat=5 \
