@@ -82,7 +82,7 @@
 
 /* ------------------------------------------------------------ data */
 
-__thread struct thread_hint thread_hint
+__thread struct thread_hint thread_hints[HINT_SLOTS]
     __attribute__((tls_model("initial-exec")));
 
 /* The span of a thread that holds none: empty lists, never written. */
@@ -155,33 +155,34 @@ static char *span_list_next(struct pool *pool, char *block)
 	return (char *)(uintptr_t)link_load(pool, block, pool->hooks);
 }
 
-/* The thread's active span, or NULL; the hint holds the pool. */
-static struct span *hint_span(void)
+/* The thread's active span of the pool a hint holds, or NULL. */
+static struct span *hint_span(const struct thread_hint *hint)
 {
-	return thread_hint.span == &thread_no_span ? NULL : thread_hint.span;
+	return hint->span == &thread_no_span ? NULL : hint->span;
 }
 
 /* The thread has no active span.  Apart from hint_set_span(), so that no
  * caller passes a NULL pool that only a branch on span keeps unused. */
-static void hint_clear_span(void)
+static void hint_clear_span(struct thread_hint *hint)
 {
-	thread_hint.span = &thread_no_span;
-	thread_hint.first = 0;
-	thread_hint.capacity = 0;
+	hint->span = &thread_no_span;
+	hint->first = 0;
+	hint->capacity = 0;
 }
 
 /* Makes span (or none, for NULL) the thread's active span; the hint holds
  * the pool. */
 static void hint_set_span(struct pool *pool, struct span *span)
 {
+	struct thread_hint *hint = hint_of(pool);
 	if (span == NULL) {
-		hint_clear_span();
+		hint_clear_span(hint);
 		return;
 	}
-	thread_hint.span = span;
-	thread_hint.first =
+	hint->span = span;
+	hint->first =
 	    (uintptr_t)region_block(pool, span_first_block(pool, span));
-	thread_hint.capacity = span->capacity;
+	hint->capacity = span->capacity;
 }
 
 /* ------------------------------------------------------------ invariants */
@@ -437,22 +438,30 @@ static void cache_fold_counters(struct pool *pool, struct thread_cache *tc)
 		    memory_order_relaxed);
 }
 
-/* The hint gives the pool it holds back to that pool's cache. */
-static void hint_write_back(void)
+/* A hint gives the pool it holds back to that pool's cache. */
+static void hint_write_back(struct thread_hint *hint)
 {
-	if (thread_hint.pool_id != 0 && thread_hint.cache != NULL)
-		thread_hint.cache->active = hint_span();
-	thread_hint.pool_id = 0;
-	thread_hint.cache = NULL;
-	hint_clear_span();
+	if (hint->pool_id != 0 && hint->cache != NULL)
+		hint->cache->active = hint_span(hint);
+	hint->pool_id = 0;
+	hint->cache = NULL;
+	hint_clear_span(hint);
 }
 
-/* The hint takes a cache of the pool. */
+/* Every hint of the thread written back: none names a cache any more. */
+static void hint_write_back_all(void)
+{
+	for (unsigned i = 0; i < HINT_SLOTS; i++)
+		hint_write_back(&thread_hints[i]);
+}
+
+/* The pool's hint takes a cache of the pool. */
 static void hint_take(struct pool *pool, struct thread_cache *tc)
 {
-	hint_write_back();
-	thread_hint.pool_id = pool->id;
-	thread_hint.cache = tc;
+	struct thread_hint *hint = hint_of(pool);
+	hint_write_back(hint);
+	hint->pool_id = pool->id;
+	hint->cache = tc;
 	hint_set_span(pool, tc->active);
 }
 
@@ -480,7 +489,7 @@ static void thread_exit(void *value)
 {
 	(void)value;
 	pthread_mutex_lock(&registry_lock);
-	hint_write_back();
+	hint_write_back_all();
 	struct thread_cache *tc = thread_caches;
 	while (tc) {
 		struct thread_cache *next = tc->thread_next;
@@ -498,8 +507,8 @@ static void exit_key_create(void)
 	exit_key_error = pthread_key_create(&exit_key, thread_exit);
 }
 
-/* Frees this thread's caches of destroyed pools.  Registry lock held, the
- * hint holding none of them. */
+/* Frees this thread's caches of destroyed pools.  Registry lock held, no
+ * hint holding any of them. */
 static void prune_orphans(void)
 {
 	struct thread_cache **link = &thread_caches;
@@ -535,7 +544,7 @@ static struct thread_cache *cache_lookup(struct pool *pool)
 	tc->pool = pool;
 	tc->pool_id = pool->id;
 
-	hint_write_back();
+	hint_write_back_all();
 	pthread_mutex_lock(&registry_lock);
 	prune_orphans();
 	tc->pool_next = pool->caches;
@@ -554,8 +563,9 @@ static struct thread_cache *cache_lookup(struct pool *pool)
 
 static struct thread_cache *cache_get(struct pool *pool)
 {
-	if (likely(thread_hint.pool_id == pool->id))
-		return thread_hint.cache;
+	struct thread_hint *hint = hint_of(pool);
+	if (likely(hint->pool_id == pool->id))
+		return hint->cache;
 	return cache_lookup(pool);
 }
 
@@ -564,7 +574,7 @@ static struct thread_cache *cache_get(struct pool *pool)
 /* Gives up the active span (if any) and makes span the active one. */
 static void hint_move_to(struct pool *pool, struct span *span)
 {
-	struct span *old = hint_span();
+	struct span *old = hint_span(hint_of(pool));
 	hint_set_span(pool, span);
 	if (old != NULL)
 		span_release(pool, old);
@@ -579,7 +589,7 @@ void *thread_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 	*fresh = false;
 	if (block != NULL)
 		return block;
-	struct span *span = hint_span();
+	struct span *span = hint_span(hint_of(pool));
 	if (span != NULL) {
 		/* The span itself, then what other threads gave back. */
 		block = span_pop(pool, span, fresh);
@@ -658,7 +668,7 @@ static bool span_take_over(struct pool *pool, struct span *span)
 
 	/* A thread that only frees (it holds no span) never takes one: it
 	 * would hold free blocks that the allocating threads then miss. */
-	if (hint_span() == NULL)
+	if (hint_span(hint_of(pool)) == NULL)
 		return false;
 	/* An abandoned span has no remote frees: the first one clears the
 	 * flag and publishes the span. */
@@ -683,7 +693,8 @@ int thread_free_slow(struct pool *pool, void *block, size_t index,
 
 	if (tc != NULL) {
 		/* The fast path may have missed only the hint. */
-		if (span == hint_span() || span_take_over(pool, span))
+		if (span == hint_span(hint_of(pool)) ||
+		    span_take_over(pool, span))
 			return thread_push(pool, block, hooks);
 	}
 	return span_free_remote(pool, tc, span, rel, block, hooks);
@@ -780,10 +791,11 @@ int thread_pool_init(struct pool *pool)
 void thread_pool_destroy(struct pool *pool)
 {
 	/* The hint may name this pool's cache, which is about to go. */
-	if (thread_hint.pool_id == pool->id) {
-		thread_hint.pool_id = 0;
-		thread_hint.cache = NULL;
-		hint_clear_span();
+	struct thread_hint *hint = hint_of(pool);
+	if (hint->pool_id == pool->id) {
+		hint->pool_id = 0;
+		hint->cache = NULL;
+		hint_clear_span(hint);
 	}
 	pthread_mutex_lock(&registry_lock);
 	/* Caches of other threads become orphans: their threads free them

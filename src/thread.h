@@ -29,15 +29,29 @@ struct thread_hint {
 	struct thread_cache *cache;
 };
 
-extern __thread struct thread_hint thread_hint
+/*
+ * A thread's hints, one slot per pool by the pool's number: pools whose
+ * numbers differ in the low bits (a set's classes, numbered in a row) each
+ * keep their own, so a thread that goes from class to class stays on the
+ * fast paths.  Pools that share a slot take it from each other through
+ * the slow path.
+ */
+#define HINT_SLOTS 16
+
+extern __thread struct thread_hint thread_hints[HINT_SLOTS]
     __attribute__((tls_model("initial-exec")));
+
+POOL_INLINE struct thread_hint *hint_of(const struct pool *pool)
+{
+	return &thread_hints[pool->id & (HINT_SLOTS - 1)];
+}
 extern struct span thread_no_span;
 
 /* The index in the active span of the block at ptr, or a value >=
  * capacity when ptr is no block start of it (as region_slot()). */
 POOL_INLINE uint64_t hint_rel(const struct pool *pool, const void *ptr)
 {
-	uintptr_t offset = (uintptr_t)ptr - thread_hint.first;
+	uintptr_t offset = (uintptr_t)ptr - hint_of(pool)->first;
 	unsigned shift = pool->block_shift;
 	return (offset >> shift) | (offset << (-shift & 63));
 }
@@ -51,13 +65,14 @@ POOL_INLINE uint64_t hint_rel(const struct pool *pool, const void *ptr)
  */
 POOL_INLINE void *thread_pop(struct pool *pool, unsigned hooks)
 {
-	if (unlikely(thread_hint.pool_id != pool->id))
+	struct thread_hint *hint = hint_of(pool);
+	if (unlikely(hint->pool_id != pool->id))
 		return NULL;
-	struct span *span = thread_hint.span;
+	struct span *span = hint->span;
 	char *block = span->local;
 	uint64_t rel = hint_rel(pool, block);
 	/* Also the end of the list (NULL) and a damaged link. */
-	if (unlikely(rel >= thread_hint.capacity))
+	if (unlikely(rel >= hint->capacity))
 		return NULL;
 	/* A block a remote free claims is parked by the slow path. */
 	if (unlikely(shared_test(span->claim, rel)))
@@ -79,12 +94,12 @@ POOL_INLINE void *thread_pop(struct pool *pool, unsigned hooks)
  */
 POOL_INLINE int thread_push(struct pool *pool, void *block, unsigned hooks)
 {
+	struct thread_hint *hint = hint_of(pool);
 	uint64_t rel = hint_rel(pool, block);
 
-	if (unlikely(rel >= thread_hint.capacity ||
-	             thread_hint.pool_id != pool->id))
+	if (unlikely(rel >= hint->capacity || hint->pool_id != pool->id))
 		return -1;
-	struct span *span = thread_hint.span;
+	struct span *span = hint->span;
 	/* This very allocation already freed by another thread (claimed),
 	 * or not handed out: either way this is a second free. */
 	if (unlikely(shared_test(span->claim, rel) ||
@@ -108,11 +123,12 @@ POOL_INLINE int thread_push(struct pool *pool, void *block, unsigned hooks)
  */
 POOL_INLINE size_t thread_pop_many(struct pool *pool, size_t n, void **out)
 {
-	if (unlikely(thread_hint.pool_id != pool->id))
+	const struct thread_hint *hint = hint_of(pool);
+	if (unlikely(hint->pool_id != pool->id))
 		return 0;
-	struct span *span = thread_hint.span;
-	const uintptr_t first = thread_hint.first;
-	const uint64_t capacity = thread_hint.capacity;
+	struct span *span = hint->span;
+	const uintptr_t first = hint->first;
+	const uint64_t capacity = hint->capacity;
 	const unsigned shift = pool->block_shift;
 	const uintptr_t secret = pool->secret;
 	char *block = span->local, *last = span->last;
@@ -136,11 +152,12 @@ POOL_INLINE size_t thread_pop_many(struct pool *pool, size_t n, void **out)
 POOL_INLINE size_t thread_push_many(struct pool *pool, size_t n,
                                     void *const *ptrs)
 {
-	if (unlikely(thread_hint.pool_id != pool->id))
+	const struct thread_hint *hint = hint_of(pool);
+	if (unlikely(hint->pool_id != pool->id))
 		return 0;
-	struct span *span = thread_hint.span;
-	const uintptr_t first = thread_hint.first;
-	const uint64_t capacity = thread_hint.capacity;
+	struct span *span = hint->span;
+	const uintptr_t first = hint->first;
+	const uint64_t capacity = hint->capacity;
 	const unsigned shift = pool->block_shift;
 	const uintptr_t secret = pool->secret;
 	char *head = span->local;
