@@ -229,17 +229,8 @@ TESTS += bench/smoke.sh
 dist_noinst_SCRIPTS += bench/smoke.sh
 EXTRA_DIST += bench/README.md
 
-# The published results of a default run (see bench/README.md).
-EXTRA_DIST += bench/results/table.txt bench/results/bench.csv \
-	bench/results/bench.json bench/results/held.png \
-	bench/results/oversize.png bench/results/lighttpd.png \
-	bench/results/parallel.png bench/results/parallel-threads.png \
-	bench/results/sort.png bench/results/xthread.png \
-	bench/results/xthread-threads.png bench/results/http-curl.txt \
-	bench/results/2026-11-23-table.txt bench/results/2026-11-23-bench.csv \
-	bench/results/2026-11-23-bench.json \
-	bench/results/2026-11-23-fixed-pools.txt \
-	bench/results/2026-11-23-fixed-pools.csv
+# The published results (see bench/README.md): the whole directory.
+EXTRA_DIST += bench/results
 
 # A directory is named bench too, hence .PHONY.
 .PHONY: bench
@@ -256,7 +247,6 @@ bench_pair_cost_LDADD = src/libshiftpool.la
 dist_noinst_SCRIPTS += bench/targets.py
 TESTS += bench/targets-smoke.sh
 dist_noinst_SCRIPTS += bench/targets-smoke.sh
-EXTRA_DIST += bench/results/targets.txt
 
 .PHONY: bench-targets
 bench-targets: bench/bench$(EXEEXT) bench/pair-cost$(EXEEXT)
