@@ -111,7 +111,10 @@ static unsigned write_after_free(pool_t *pool, size_t offset, enum via via,
 		pool_free(pool, p);
 
 	safety_reports_reset();
-	safety_raw_write(p, offset, 0x5a);
+	/* A byte the write must change: bytes 8-15 of a block on a remote
+	 * list hold its encoded link, any value, and writing the one it
+	 * already holds (one time in 256) would be no write at all. */
+	safety_raw_write(p, offset, (unsigned char)~safety_raw_read(p, offset));
 	void *taken[COUNT];
 	size_t ntaken = 0;
 	while (safety_reported_total() == 0 && ntaken < COUNT) {
