@@ -271,7 +271,7 @@ def instruction_targets(report, pair_cost, quick, skip):
     if why_not is None and shutil.which("valgrind") is None:
         why_not = "valgrind not found"
     small, large = (1000, 2000) if quick else (100000, 200000)
-    for mode, limit in (("single", 25), ("per-thread", 40)):
+    for mode, limit in (("single", 40), ("locked", 110), ("per-thread", 54)):
         value = None
         if why_not is None:
             a = callgrind_count(pair_cost, mode, small)

@@ -64,6 +64,10 @@
 #define POOL_OPTION_MASK                                                       \
 	(POOL_NO_FALLBACK | POOL_DEBUG_FILL | POOL_PREFAULT | POOL_HUGEPAGES | \
 	 POOL_LOCK_MEMORY)
+/* No region is larger: the user address space of x86-64 and AArch64
+ * (48-bit) Linux, or all of a 32-bit one. */
+#define REGION_MAX_BYTES                                                       \
+	(SIZE_MAX > UINT32_MAX ? (size_t)1 << 47 : (size_t)SIZE_MAX)
 /* The size POOL_HUGEPAGES aligns the region to: a transparent huge page. */
 #define REGION_HUGE_PAGE ((size_t)2 << 20)
 

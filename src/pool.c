@@ -614,7 +614,9 @@ static struct pool *pool_create(size_t block_size, size_t block_count,
 	unsigned shift = block_shift_for(block_size);
 	if (slice != NULL)
 		block_count = (slice_size - region_page_size()) >> shift;
-	if (block_count > SIZE_MAX >> shift) {
+	/* More than a process's address space can hold: refused before the
+	 * side tables for it are mapped (only to be unmapped again). */
+	if (block_count > REGION_MAX_BYTES >> shift) {
 		errno = ENOMEM;
 		return NULL;
 	}

@@ -198,6 +198,8 @@ POOL_API void *pool_set_realloc(pool_set_t *set, void *ptr, size_t size)
 	void *moved = pool_set_malloc(set, size);
 	if (moved == NULL)
 		return NULL;
+	/* The caller's size is not kept: as much of the block as fits. */
+	hooks_block_expose(from, ptr);
 	memcpy(moved, ptr, size < from->block_size ? size : from->block_size);
 	pool_free(from, ptr);
 	return moved;
