@@ -3,7 +3,7 @@
 #   ./quickstart.sh test    runs the test suite: make check, the unit tests
 #                           under Valgrind, make distcheck, make check under
 #                           ASan+UBSan, the stress tests under TSan, each
-#                           fuzz target for FUZZ_SECONDS (default 60), and
+#                           fuzz target for FUZZ_SECONDS (default 30), and
 #                           cppcheck and gcc -fanalyzer
 #   ./quickstart.sh bench   runs the benchmark's default comparison
 #   ./quickstart.sh deps    only installs the packages
@@ -61,7 +61,7 @@ run_tests() {
 	# The fuzz targets (libFuzzer is in libclang-rt-14-dev), each for a
 	# bounded time from its seed corpus, then the static analyzers.
 	cd "$top/build"
-	make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+	make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-30}"
 	make analyze-static
 }
 
