@@ -12,27 +12,27 @@ FUZZ_TARGETS = analyze api
 FUZZ_SECONDS = 60
 FUZZ_CFLAGS = -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_CPPFLAGS = -DHAVE_CONFIG_H -I$(top_builddir) -I$(top_srcdir)/include \
-	-I$(top_srcdir)/src
+FUZZ_CPPFLAGS = -DHAVE_CONFIG_H -I$(top_builddir) -I$(top_builddir)/include \
+	-I$(top_srcdir)/include -I$(top_srcdir)/src
 # Builds $@ from the .c files among the prerequisites.
 FUZZ_LINK = $(CLANG) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -o $@ \
 	`for f in $^; do case $$f in *.c) echo $$f;; esac; done`
 FUZZ_NO_CLANG = echo "make fuzz: clang was not found by configure; install" \
 	"clang and run configure again" >&2; exit 1
 
-fuzz/analyze-fuzzer: fuzz/analyze.c $(ANALYZE_CORE_SOURCES)
+fuzz/analyze-fuzzer: fuzz/analyze.c $(ANALYZE_CORE_SOURCES) include/shiftpool.h
 	@test -n "$(CLANG)" || { $(FUZZ_NO_CLANG); }
 	@$(MKDIR_P) fuzz
 	$(AM_V_CC)$(FUZZ_LINK) -I$(top_srcdir)/tools/analyze
 
 # The library's sources built into the target, so that all of it is
 # instrumented; SHIFTPOOL_ASAN makes it poison free blocks as an
-# --enable-sanitizers=address build does, and the generated header is in
-# the build tree.
+# --enable-sanitizers=address build does.  The public header is generated
+# in the build tree (FUZZ_CPPFLAGS looks there first).
 fuzz/api-fuzzer: fuzz/api.c $(src_libshiftpool_la_SOURCES) include/shiftpool.h
 	@test -n "$(CLANG)" || { $(FUZZ_NO_CLANG); }
 	@$(MKDIR_P) fuzz
-	$(AM_V_CC)$(FUZZ_LINK) -I$(top_builddir)/include -DSHIFTPOOL_ASAN=1 \
+	$(AM_V_CC)$(FUZZ_LINK) -DSHIFTPOOL_ASAN=1 \
 	  -pthread
 
 .PHONY: fuzz clean-fuzz

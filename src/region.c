@@ -45,10 +45,12 @@ static void mlock_side(struct pool *pool)
 	if (pool->flags & POOL_LOCK_MEMORY)
 		mlock(pool->side, pool->side_size);
 	else
+		/* A write (adding 0) faults each page in for good; a read
+		 * would map the shared zero page. */
 		for (size_t at = 0; at < pool->side_size;
 		     at += region_page_size())
-			((volatile char *)pool->side)[at] =
-			    ((volatile char *)pool->side)[at];
+			__atomic_fetch_add((char *)pool->side + at, 0,
+			                   __ATOMIC_RELAXED);
 }
 
 static void *map_anonymous(size_t size, int protection)
