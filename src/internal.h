@@ -95,22 +95,22 @@
  * instructions), then yields its core between tries.  Acquire and release
  * orders make it a lock for the ThreadSanitizer too.
  */
-struct pool_lock {
+struct spin_lock {
 	_Atomic uint32_t state;
 };
 
-POOL_COLD void pool_lock_wait(struct pool_lock *lock);
+POOL_COLD void lock_wait(struct spin_lock *lock);
 
-POOL_INLINE void pool_lock_acquire(struct pool_lock *lock)
+POOL_INLINE void lock_acquire(struct spin_lock *lock)
 {
 	uint32_t expected = 0;
 	if (unlikely(!atomic_compare_exchange_strong_explicit(
 	        &lock->state, &expected, 1, memory_order_acquire,
 	        memory_order_relaxed)))
-		pool_lock_wait(lock);
+		lock_wait(lock);
 }
 
-POOL_INLINE void pool_lock_release(struct pool_lock *lock)
+POOL_INLINE void lock_release(struct spin_lock *lock)
 {
 	atomic_store_explicit(&lock->state, 0, memory_order_release);
 }
@@ -378,32 +378,36 @@ struct shared_list {
  * to encode links, which entry points serve.
  */
 struct pool {
-	/* read by every call, written by pool_init() only */
-	char *base;         /* first block; aligned to min(block, page) */
-	size_t block_count; /* blocks in the region */
-	uintptr_t secret;   /* encodes free-list links (link.h) */
-	uint64_t id;        /* unique per pool_init() in this process */
-	/* The fast paths' dispatch and range checks in one compare each:
-	 * single_limit is block_size + 1 and single_count block_count for a
-	 * POOL_SINGLE pool without hooks, thread_limit block_size + 1 for a
+	/* Read by every fast path, written by pool_init() only.  The fast
+	 * paths' dispatch and range checks in one compare each: single_limit
+	 * is block_size + 1 and single_count block_count for a POOL_SINGLE
+	 * pool without hooks, thread_limit block_size + 1 for a
 	 * POOL_PER_THREAD pool without hooks, and each is 0 otherwise. */
 	size_t single_limit;
 	size_t thread_limit;
 	/* pool_free()'s instance for the pool's mode and hooks */
 	void (*free_entry)(struct pool *pool, void *ptr);
+	char *base; /* first block; aligned to min(block, page) */
+	size_t single_count;
+	uintptr_t secret; /* encodes free-list links (link.h) */
+	uint64_t id;      /* unique per pool_init() in this process */
+	/* POOL_PER_THREAD: where the calling thread's hint for this pool
+	 * lies, from the thread pointer (thread.h) */
+	int32_t hint_offset;
 	uint8_t block_shift; /* block_size == 1 << block_shift */
 	uint8_t span_shift;  /* blocks per span == 1 << span_shift */
 	uint8_t dispatch;    /* DISPATCH_*: which entry points serve */
 	uint8_t mode;        /* POOL_SINGLE, POOL_LOCKED, POOL_PER_THREAD */
-	unsigned hooks;      /* HOOK_* (below); 0 for most pools */
+
+	size_t block_count; /* blocks in the region */
+	unsigned hooks;     /* HOOK_* (below); 0 for most pools */
 
 	/* POOL_SINGLE and POOL_LOCKED: the list lives in the free blocks,
 	 * a bit per block in allocated[] below. */
 	struct shared_list shared;
-	struct pool_lock lock; /* POOL_LOCKED: guards shared and allocated */
+	struct spin_lock lock; /* POOL_LOCKED: guards shared and allocated */
 
 	size_t block_size; /* 1 << block_shift */
-	size_t single_count;
 	char *end; /* one past the last block */
 	int flags; /* as given to pool_init() */
 	/* The region's accessible pages (the blocks and, before them, the
@@ -460,9 +464,8 @@ struct pool {
 	uint64_t allocated[];
 };
 
-_Static_assert(offsetof(struct pool, hooks) + sizeof(unsigned) <=
-                   POOL_CACHE_LINE,
-               "what every call reads fits the pool's first cache line");
+_Static_assert(offsetof(struct pool, mode) + 1 == POOL_CACHE_LINE,
+               "what every fast path reads is the pool's first cache line");
 
 /* pool->hooks: what the pool does besides handing out blocks (hooks.h). */
 #define HOOK_VALGRIND 0x1u /* describe blocks to memcheck */
@@ -631,12 +634,12 @@ POOL_INLINE struct pool *set_class_for_size(const struct pool_set *set,
 
 /* pool_init() for a class of a set, its region placed in slice (see
  * region_place()); its init record names the set.  NULL with errno. */
-struct pool *pool_create_class(size_t block_size, int flags, char *slice,
+struct pool *class_create(size_t block_size, int flags, char *slice,
                                size_t slice_size, uint64_t set_id);
 /* Whether the block of that index is handed out now. */
-bool pool_block_is_live(struct pool *pool, size_t index);
+bool block_is_live(struct pool *pool, size_t index);
 /* A new pool or set number, for the trace. */
-uint64_t pool_next_id(void);
+uint64_t serial_next(void);
 
 /* Registers a live pool: its region is known to registry_find(), and
  * fork() leaves it usable in the child.  0 or errno. */

@@ -69,7 +69,7 @@ static uintptr_t make_secret(const struct pool *pool)
 }
 
 /* Whether the block of that index is handed out now. */
-bool pool_block_is_live(struct pool *pool, size_t index)
+bool block_is_live(struct pool *pool, size_t index)
 {
 	if (pool->mode == POOL_PER_THREAD)
 		return thread_block_is_live(pool, index);
@@ -155,10 +155,10 @@ POOL_INLINE void *alloc_in(struct pool *pool, size_t size, bool zero, int mode,
 		block = thread_pop(pool, hooks);
 	} else {
 		if (mode == POOL_LOCKED)
-			pool_lock_acquire(&pool->lock);
+			lock_acquire(&pool->lock);
 		block = shared_pop(pool, hooks);
 		if (mode == POOL_LOCKED)
-			pool_lock_release(&pool->lock);
+			lock_release(&pool->lock);
 	}
 	if (likely(block != NULL)) {
 		block = block_out(pool, block, size, zero, false, hooks);
@@ -243,10 +243,10 @@ POOL_INLINE int free_in(struct pool *pool, const char *function, void *ptr,
 		if (mode != POOL_SINGLE && unlikely(index >= pool->block_count))
 			return free_outside(pool, function, ptr);
 		if (mode == POOL_LOCKED)
-			pool_lock_acquire(&pool->lock);
+			lock_acquire(&pool->lock);
 		error = shared_free(pool, ptr, index, hooks);
 		if (mode == POOL_LOCKED)
-			pool_lock_release(&pool->lock);
+			lock_release(&pool->lock);
 	}
 	if (unlikely(error))
 		return free_refused(pool, function, ptr, error);
@@ -448,7 +448,7 @@ static void *realloc_in(struct pool *pool, void *ptr, size_t size,
 	int error = 0;
 	if (index >= pool->block_count)
 		error = outside_misuse(pool, ptr);
-	else if (!pool_block_is_live(pool, index))
+	else if (!block_is_live(pool, index))
 		error = POOL_ERROR_DOUBLE_FREE;
 	if (error == 0 && index >= pool->block_count)
 		return realloc_outside(pool, ptr, size);
@@ -474,10 +474,10 @@ POOL_INLINE size_t bulk_pop(struct pool *pool, size_t size, size_t n,
 		got = thread_pop_many(pool, n, out);
 	} else {
 		if (mode == POOL_LOCKED)
-			pool_lock_acquire(&pool->lock);
+			lock_acquire(&pool->lock);
 		got = shared_pop_many(pool, n, out);
 		if (mode == POOL_LOCKED)
-			pool_lock_release(&pool->lock);
+			lock_release(&pool->lock);
 	}
 	/* Nothing to do but in an ASan build, which unpoisons them. */
 	for (size_t i = 0; i < got; i++)
@@ -499,10 +499,10 @@ POOL_INLINE void bulk_free(struct pool *pool, size_t n, void *const *ptrs,
 			i += thread_push_many(pool, n - i, ptrs + i);
 		} else {
 			if (mode == POOL_LOCKED)
-				pool_lock_acquire(&pool->lock);
+				lock_acquire(&pool->lock);
 			i += shared_free_many(pool, n - i, ptrs + i);
 			if (mode == POOL_LOCKED)
-				pool_lock_release(&pool->lock);
+				lock_release(&pool->lock);
 		}
 		if (i < n)
 			free_dispatch(pool, "pool_free_bulk", ptrs[i],
@@ -597,7 +597,7 @@ static void trace_malloc_bulk(struct pool *pool, size_t size, size_t n,
  * block_count is what fits the slice, and set_id names the set in the
  * trace.
  */
-static struct pool *pool_create(size_t block_size, size_t block_count,
+static struct pool *create_pool(size_t block_size, size_t block_count,
                                 int flags, char *slice, size_t slice_size,
                                 uint64_t set_id)
 {
@@ -643,6 +643,7 @@ static struct pool *pool_create(size_t block_size, size_t block_count,
 	pool->mode = (uint8_t)mode;
 	pool->span_shift = (uint8_t)span_shift;
 	pool->secret = make_secret(pool);
+	pool->id = serial_next();
 	int error = slice != NULL ? region_place(pool, slice, slice_size)
 	                          : region_reserve(pool);
 	if (!error && mode == POOL_PER_THREAD)
@@ -654,7 +655,6 @@ static struct pool *pool_create(size_t block_size, size_t block_count,
 		errno = error;
 		return NULL;
 	}
-	pool->id = pool_next_id();
 	debug_configure(pool);
 	if ((pool->hooks & HOOK_TRACE) && slice == NULL)
 		trace_record(pool, TRACE_OP_INIT,
@@ -687,16 +687,16 @@ static struct pool *pool_create(size_t block_size, size_t block_count,
 
 POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 {
-	return pool_create(block_size, block_count, flags, NULL, 0, 0);
+	return create_pool(block_size, block_count, flags, NULL, 0, 0);
 }
 
-struct pool *pool_create_class(size_t block_size, int flags, char *slice,
+struct pool *class_create(size_t block_size, int flags, char *slice,
                                size_t slice_size, uint64_t set_id)
 {
-	return pool_create(block_size, 1, flags, slice, slice_size, set_id);
+	return create_pool(block_size, 1, flags, slice, slice_size, set_id);
 }
 
-uint64_t pool_next_id(void)
+uint64_t serial_next(void)
 {
 	return atomic_fetch_add_explicit(&next_pool_id, 1,
 	                                 memory_order_relaxed);
@@ -737,7 +737,7 @@ POOL_API void pool_destroy(pool_t *pool)
 		                   ? pool->block_count
 		                   : pool->shared.bump;
 		for (size_t i = 0; i < limit; i++)
-			if (pool_block_is_live(pool, i))
+			if (block_is_live(pool, i))
 				debug_block_dies(pool, region_block(pool, i));
 	}
 	if (pool->mode != POOL_PER_THREAD)

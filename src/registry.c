@@ -125,7 +125,7 @@ static void fork_prepare(void)
 		for (size_t i = 0; i < c->used; i++)
 			if (c->slots[i].pool &&
 			    c->slots[i].pool->mode == POOL_LOCKED)
-				pool_lock_acquire(&c->slots[i].pool->lock);
+				lock_acquire(&c->slots[i].pool->lock);
 	thread_fork_prepare();
 	trace_fork_prepare();
 }
@@ -139,7 +139,7 @@ static void fork_release(void)
 		for (size_t i = 0; i < c->used; i++)
 			if (c->slots[i].pool &&
 			    c->slots[i].pool->mode == POOL_LOCKED)
-				pool_lock_release(&c->slots[i].pool->lock);
+				lock_release(&c->slots[i].pool->lock);
 	pthread_mutex_unlock(&registry_lock);
 }
 

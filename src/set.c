@@ -114,7 +114,7 @@ POOL_API pool_set_t *pool_set_init(size_t min_block, size_t max_block,
 	set->count = log2_of(max_block) - set->min_shift + 1;
 	set->last = set->count - 1;
 	set->flags = flags;
-	set->id = pool_next_id();
+	set->id = serial_next();
 	int error = set_reserve(set, shift);
 	if (error) {
 		free(set);
@@ -129,7 +129,7 @@ POOL_API pool_set_t *pool_set_init(size_t min_block, size_t max_block,
 		                (unsigned)flags);
 	for (unsigned c = 0; c < set->count; c++) {
 		char *at = set->base + ((size_t)c << shift);
-		set->classes[c] = pool_create_class(
+		set->classes[c] = class_create(
 		    min_block << c, flags, at, (size_t)1 << shift, set->id);
 		if (set->classes[c] == NULL) {
 			error = errno;
@@ -193,7 +193,7 @@ POOL_API void *pool_set_realloc(pool_set_t *set, void *ptr, size_t size)
 	/* A live block of one class to another: checked as a free would be
 	 * (a block not handed out is reported and left alone). */
 	size_t index = region_slot(from, ptr);
-	if (index >= from->block_count || !pool_block_is_live(from, index))
+	if (index >= from->block_count || !block_is_live(from, index))
 		return pool_realloc(from, ptr, size);
 	void *moved = pool_set_malloc(set, size);
 	if (moved == NULL)

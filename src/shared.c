@@ -14,7 +14,7 @@
 /* Loads a waiter spins through before it yields its core. */
 #define LOCK_SPINS 64
 
-void pool_lock_wait(struct pool_lock *lock)
+void lock_wait(struct spin_lock *lock)
 {
 	for (;;) {
 		for (int i = 0; i < LOCK_SPINS; i++) {
@@ -38,13 +38,13 @@ void pool_lock_wait(struct pool_lock *lock)
 static void shared_lock(struct pool *pool)
 {
 	if (pool->mode == POOL_LOCKED)
-		pool_lock_acquire(&pool->lock);
+		lock_acquire(&pool->lock);
 }
 
 static void shared_unlock(struct pool *pool)
 {
 	if (pool->mode == POOL_LOCKED)
-		pool_lock_release(&pool->lock);
+		lock_release(&pool->lock);
 }
 
 /* The next chunk pool_trim() gave back: its blocks become the carve

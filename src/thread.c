@@ -783,9 +783,21 @@ void thread_fork_release(void)
 
 int thread_pool_init(struct pool *pool)
 {
-	(void)pool;
 	pthread_once(&exit_key_once, exit_key_create);
-	return exit_key_error ? EAGAIN : 0;
+	if (exit_key_error)
+		return EAGAIN;
+#ifdef HINT_BY_OFFSET
+	/* The slot by the pool's number, as the array would index it: a
+	 * set's classes, numbered in a row, each get their own. */
+	intptr_t offset =
+	    (char *)&thread_hints[pool->id & (HINT_SLOTS - 1)] -
+	    (char *)__builtin_thread_pointer();
+	/* Static TLS lies within a few pages of the thread pointer. */
+	if (offset != (int32_t)offset)
+		return ENOMEM;
+	pool->hint_offset = (int32_t)offset;
+#endif
+	return 0;
 }
 
 void thread_pool_destroy(struct pool *pool)

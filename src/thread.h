@@ -41,9 +41,26 @@ struct thread_hint {
 extern __thread struct thread_hint thread_hints[HINT_SLOTS]
     __attribute__((tls_model("initial-exec")));
 
+/*
+ * The calling thread's hint for the pool.  The hints are initial-exec
+ * TLS: they lie at the same offset from the thread pointer in every
+ * thread, so a pool keeps that offset for its slot (hint_offset, set by
+ * thread_pool_init()) and the fast paths find their hint with one add,
+ * where indexing the array costs a load of its offset, a mask and two
+ * address computations.
+ */
+#ifdef HAVE_BUILTIN_THREAD_POINTER
+#define HINT_BY_OFFSET 1
+#endif
+
 POOL_INLINE struct thread_hint *hint_of(const struct pool *pool)
 {
+#ifdef HINT_BY_OFFSET
+	return (struct thread_hint *)((char *)__builtin_thread_pointer() +
+	                              pool->hint_offset);
+#else
 	return &thread_hints[pool->id & (HINT_SLOTS - 1)];
+#endif
 }
 extern struct span thread_no_span;
 
@@ -74,12 +91,19 @@ POOL_INLINE void *thread_pop(struct pool *pool, unsigned hooks)
 	/* Also the end of the list (NULL) and a damaged link. */
 	if (unlikely(rel >= hint->capacity))
 		return NULL;
-	/* A block a remote free claims is parked by the slow path. */
-	if (unlikely(shared_test(span->claim, rel)))
+	/* Neither handed out (the list is damaged) nor claimed by a remote
+	 * free (the slow path parks it): one test of both words.  Only the
+	 * owner writes out[], with no atomic read-modify-write. */
+	_Atomic uint64_t *out = &span->out[rel >> 6];
+	uint64_t out_word = atomic_load_explicit(out, memory_order_relaxed);
+	if (unlikely(word_test(out_word | atomic_load_explicit(
+	                                      &span->claim[rel >> 6],
+	                                      memory_order_relaxed),
+	                       rel)))
 		return NULL;
-	/* Only the owner writes out[], with no atomic read-modify-write. */
-	if (unlikely(owned_test_and_set(span->out, rel)))
-		return NULL;
+	bool was;
+	atomic_store_explicit(out, word_set(out_word, rel, &was),
+	                      memory_order_relaxed);
 	span->local = (char *)(uintptr_t)link_load(pool, block, hooks);
 	span->last = block;
 	owned_increment(&span->allocs);
