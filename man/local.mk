@@ -40,7 +40,11 @@ MAN_SECTION3 = \
 	man/man3/pool_set_strdup.3 \
 	man/man3/pool_set_free.3 \
 	man/man3/pool_set_stats.3 \
-	man/man3/shiftpool_version.3
+	man/man3/shiftpool_version.3 \
+	man/man3/shiftpool_inline.3 \
+	man/man3/shiftpool_inline_malloc_1.3 \
+	man/man3/shiftpool_inline_calloc_1.3 \
+	man/man3/shiftpool_inline_free_1.3
 
 MAN_SECTION7 = man/man7/shiftpool.7
 

@@ -160,9 +160,12 @@ bool hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
 
 void hooks_block_in_slow(struct pool *pool, void *block, unsigned hooks)
 {
+	/* Every byte but word 0, where the free path has just stored the
+	 * block's link. */
 	if (hooks & HOOK_FILL) {
 		open_block(pool, block, hooks & ~HOOK_VALGRIND);
-		memset(block, FILL_BYTE, pool->block_size);
+		memset((uintptr_t *)block + 1, FILL_BYTE,
+		       pool->block_size - sizeof(uintptr_t));
 	}
 #ifdef HAVE_VALGRIND_MEMCHECK_H
 	if (hooks & HOOK_VALGRIND)

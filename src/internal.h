@@ -37,6 +37,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The fast paths' code is in the public header (shiftpool.h, the part for
+ * SHIFTPOOL_INLINE), so that a program that inlines it and the library
+ * run the same code.  In an AddressSanitizer build free blocks are
+ * poisoned, and the pool's own reads and writes of their words must not
+ * be instrumented: they go through functions that are not (and therefore
+ * not inlined: GCC will not inline across that attribute).
+ */
+#ifdef SHIFTPOOL_ASAN
+static __attribute__((noinline, no_sanitize_address, unused)) uintptr_t
+block_word_load(const void *block, int word)
+{
+	return ((const uintptr_t *)block)[word];
+}
+
+static __attribute__((noinline, no_sanitize_address, unused)) void
+block_word_store(void *block, int word, uintptr_t value)
+{
+	((uintptr_t *)block)[word] = value;
+}
+#define SHIFTPOOL_LINK_LOAD_(block, word) block_word_load((block), (word))
+#define SHIFTPOOL_LINK_STORE_(block, word, value)                              \
+	block_word_store((block), (word), (value))
+#endif
+
 #include "shiftpool.h"
 #include "trace-format.h"
 
@@ -118,20 +143,12 @@ POOL_INLINE void lock_release(struct spin_lock *lock)
 /* ------------------------------------------------------------ bitmaps */
 
 /*
- * Bit i of a bitmap of 64-bit words.  On x86-64 the bit-string forms of
- * bt, bts and btr on a register take the bit number modulo 64 and set
- * the carry flag: the word is loaded, changed and stored in plain C, and
- * only the bit operation is an instruction (the portable form needs a
- * shift, a mask and a test besides).  Their memory forms, which address
- * the bit from the bitmap's base in one instruction, are microcoded and
- * several times slower: not used.  Build with SHIFTPOOL_PORTABLE_BITS
- * defined for the portable form everywhere.
+ * Bit i of a bitmap of 64-bit words.  The word operations are the public
+ * header's (on x86-64 the register forms of bt, bts and btr, which take
+ * the bit number modulo 64: their memory forms, which address the bit
+ * from the bitmap's base in one instruction, are microcoded and several
+ * times slower); here with bool.
  */
-#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__) &&                \
-    !defined(SHIFTPOOL_PORTABLE_BITS) && !defined(SHIFTPOOL_TSAN)
-#define BITS_X86 1
-#endif
-
 POOL_INLINE uint64_t bit_mask(size_t i)
 {
 	return (uint64_t)1 << (i & 63);
@@ -140,35 +157,23 @@ POOL_INLINE uint64_t bit_mask(size_t i)
 /* value with bit i (modulo 64) set, or cleared; *was: whether it was set. */
 POOL_INLINE uint64_t word_set(uint64_t value, size_t i, bool *was)
 {
-#ifdef BITS_X86
-	__asm__("btsq %2, %0" : "+r"(value), "=@ccc"(*was) : "r"(i));
+	int set;
+	value = shiftpool_word_set_(value, i, &set);
+	*was = set;
 	return value;
-#else
-	*was = (value & bit_mask(i)) != 0;
-	return value | bit_mask(i);
-#endif
 }
 
 POOL_INLINE uint64_t word_clear(uint64_t value, size_t i, bool *was)
 {
-#ifdef BITS_X86
-	__asm__("btrq %2, %0" : "+r"(value), "=@ccc"(*was) : "r"(i));
+	int set;
+	value = shiftpool_word_clear_(value, i, &set);
+	*was = set;
 	return value;
-#else
-	*was = (value & bit_mask(i)) != 0;
-	return value & ~bit_mask(i);
-#endif
 }
 
 POOL_INLINE bool word_test(uint64_t value, size_t i)
 {
-#ifdef BITS_X86
-	bool set;
-	__asm__("btq %2, %1" : "=@ccc"(set) : "r"(value), "r"(i));
-	return set;
-#else
-	return (value & bit_mask(i)) != 0;
-#endif
+	return shiftpool_word_test_(value, i);
 }
 
 /* Sets bit i; returns whether it was set already. */
@@ -239,13 +244,7 @@ POOL_INLINE void owned_add(_Atomic uint64_t *counter, uint64_t n)
 
 POOL_INLINE void owned_increment(_Atomic uint64_t *counter)
 {
-#ifdef BITS_X86
-	__asm__("addq $1, %0" : "+m"(*(uint64_t *)counter));
-#else
-	atomic_store_explicit(
-	    counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
-	    memory_order_relaxed);
-#endif
+	shiftpool_owned_add1_((uint64_t *)counter);
 }
 
 /* ------------------------------------------------------------ types */
@@ -378,6 +377,10 @@ struct shared_list {
  * to encode links, which entry points serve.
  */
 struct pool {
+	/* The fields, in a union that places allocated[] at the offset the
+	 * public header's fast paths address it at. */
+	union {
+	struct {
 	/* Read by every fast path, written by pool_init() only.  The fast
 	 * paths' dispatch and range checks in one compare each: single_limit
 	 * is block_size + 1 and single_count block_count for a POOL_SINGLE
@@ -457,6 +460,9 @@ struct pool {
 	size_t mapping_size;
 	void *side;
 	size_t side_size;
+	};
+	char fields[SHIFTPOOL_MAP_OFFSET_];
+	};
 
 	/* POOL_SINGLE and POOL_LOCKED: one bit per block, 1 while handed
 	 * out; at a fixed offset, so that the fast paths address it from
@@ -466,6 +472,45 @@ struct pool {
 
 _Static_assert(offsetof(struct pool, mode) + 1 == POOL_CACHE_LINE,
                "what every fast path reads is the pool's first cache line");
+
+/* The layout the public header's fast paths read (struct shiftpool_pool_,
+ * SHIFTPOOL_INLINE_ABI): a change here is a new ABI number. */
+#define SAME_OFFSET(ours, field, theirs)                                       \
+	_Static_assert(offsetof(struct pool, ours) ==                          \
+	                   offsetof(struct shiftpool_pool_, theirs),           \
+	               "struct pool: " #field " where the header says")
+SAME_OFFSET(single_limit, single_limit, single_limit);
+SAME_OFFSET(thread_limit, thread_limit, thread_limit);
+SAME_OFFSET(base, base, base);
+SAME_OFFSET(single_count, single_count, single_count);
+SAME_OFFSET(secret, secret, secret);
+SAME_OFFSET(id, id, id);
+SAME_OFFSET(hint_offset, hint_offset, hint_offset);
+SAME_OFFSET(block_shift, block_shift, block_shift);
+SAME_OFFSET(shared.head, head, head);
+SAME_OFFSET(shared.allocs, allocs, allocs);
+SAME_OFFSET(shared.last, last, last);
+#undef SAME_OFFSET
+_Static_assert(offsetof(struct pool, allocated) == SHIFTPOOL_MAP_OFFSET_,
+               "the fields of struct pool fit before allocated[]");
+_Static_assert(offsetof(struct span, local) ==
+                       offsetof(struct shiftpool_span_, local) &&
+                   offsetof(struct span, allocs) ==
+                       offsetof(struct shiftpool_span_, allocs) &&
+                   offsetof(struct span, last) ==
+                       offsetof(struct shiftpool_span_, last) &&
+                   offsetof(struct span, out) ==
+                       offsetof(struct shiftpool_span_, out) &&
+                   offsetof(struct span, claim) ==
+                       offsetof(struct shiftpool_span_, claim) &&
+                   SPAN_WORDS == SHIFTPOOL_SPAN_WORDS_,
+               "struct span is laid out as the header says");
+
+/* The pool as the header's fast paths see it. */
+POOL_INLINE struct shiftpool_pool_ *fast_of(struct pool *pool)
+{
+	return (struct shiftpool_pool_ *)(void *)pool;
+}
 
 /* pool->hooks: what the pool does besides handing out blocks (hooks.h). */
 #define HOOK_VALGRIND 0x1u /* describe blocks to memcheck */
@@ -498,9 +543,7 @@ POOL_INLINE bool region_contains(const struct pool *pool, const void *ptr)
  */
 POOL_INLINE size_t slot_from(const char *base, unsigned shift, const void *ptr)
 {
-	uintptr_t offset = (uintptr_t)ptr - (uintptr_t)base;
-	return (size_t)((offset >> shift) |
-	                (offset << (-shift & (8 * sizeof offset - 1))));
+	return shiftpool_slot_(base, shift, ptr);
 }
 
 POOL_INLINE size_t region_slot(const struct pool *pool, const void *ptr)

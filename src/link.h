@@ -31,25 +31,40 @@
 #define FILL_BYTE 0xdb
 #define FILL_WORD ((uintptr_t)0xdbdbdbdbdbdbdbdbull)
 
-/*
- * The raw words of a free block.  Under ASan the block is poisoned and
- * these accesses are the pool's own, so they are not instrumented (and
- * therefore not inlined: GCC will not inline across that attribute).
- */
-#ifdef SHIFTPOOL_ASAN
-#define LINK_ACCESS static __attribute__((noinline, no_sanitize_address))
-#else
-#define LINK_ACCESS POOL_INLINE
-#endif
-
-LINK_ACCESS uintptr_t block_word_load(const void *block, int word)
+/* The raw words of a free block: the public header's accessors (not
+ * instrumented in an AddressSanitizer build, see internal.h). */
+#ifndef SHIFTPOOL_ASAN
+POOL_INLINE uintptr_t block_word_load(const void *block, int word)
 {
-	return ((const uintptr_t *)block)[word];
+	return SHIFTPOOL_LINK_LOAD_(block, word);
 }
 
-LINK_ACCESS void block_word_store(void *block, int word, uintptr_t value)
+POOL_INLINE void block_word_store(void *block, int word, uintptr_t value)
 {
-	((uintptr_t *)block)[word] = value;
+	SHIFTPOOL_LINK_STORE_(block, word, value);
+}
+#endif
+
+/* Under Valgrind a free block is inaccessible to the program: word `word`
+ * of one opened for the pool's own access, and closed again. */
+POOL_INLINE void link_open(void *block, int word)
+{
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+	VALGRIND_MAKE_MEM_DEFINED((uintptr_t *)block + word, sizeof(uintptr_t));
+#else
+	(void)block;
+	(void)word;
+#endif
+}
+
+POOL_INLINE void link_close(void *block, int word)
+{
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+	VALGRIND_MAKE_MEM_NOACCESS((uintptr_t *)block + word, sizeof(uintptr_t));
+#else
+	(void)block;
+	(void)word;
+#endif
 }
 
 POOL_INLINE uintptr_t link_word_load(void *block, int word, unsigned hooks)
@@ -89,26 +104,18 @@ POOL_INLINE void link_word_store(void *block, int word, uintptr_t value,
 
 /*
  * The key of a block's links: the pool's secret xor the block's address
- * multiplied by an odd constant.  The multiplication matters: with a plain
- * xor of the address, a link copied from block B into block A would decode
- * to next(B) ^ B ^ A, often another block of the region; multiplied, the
- * difference lands in the high bits and the check rejects it.  The
- * constant is an odd 32-bit one, sign-extended: one multiply by an
- * immediate.  The low 4 bits of the key are zero (16-byte blocks, see
- * make_secret()), so alignment survives encoding.
+ * multiplied by an odd constant (shiftpool_key_() in the public header).
+ * The multiplication matters: with a plain xor of the address, a link
+ * copied from block B into block A would decode to next(B) ^ B ^ A, often
+ * another block of the region; multiplied, the difference lands in the
+ * high bits and the check rejects it.  The constant is an odd 32-bit one,
+ * sign-extended: one multiply by an immediate.  The low 4 bits of the key
+ * are zero (16-byte blocks, see make_secret()), so alignment survives
+ * encoding.
  */
-#define LINK_MULTIPLIER UINT64_C(0xffffffff9e3779b1)
-
 POOL_INLINE uint64_t link_key_from(uintptr_t secret, const void *block)
 {
-#ifdef SHIFTPOOL_NO_HARDENING
-	(void)secret;
-	(void)block;
-	return 0;
-#else
-	return (uint64_t)secret ^
-	       ((uint64_t)(uintptr_t)block * LINK_MULTIPLIER);
-#endif
+	return shiftpool_key_(secret, block);
 }
 
 POOL_INLINE uint64_t link_key(const struct pool *pool, const void *block)

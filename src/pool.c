@@ -825,6 +825,25 @@ POOL_API void pool_free_bulk(pool_t *pool, size_t n, void *const *ptrs)
 		bulk_free_hooked(pool, n, ptrs);
 }
 
+/*
+ * The entry points behind the public header's inline fast paths
+ * (SHIFTPOOL_INLINE), named by the layout they read
+ * (SHIFTPOOL_INLINE_ABI): the same functions under another name.  Only
+ * where that layout holds: links hardened, hints found from the thread
+ * pointer.
+ */
+#if defined(HINT_BY_OFFSET) && !defined(SHIFTPOOL_NO_HARDENING)
+POOL_API POOL_ATTR_MALLOC POOL_ATTR_ALLOC_SIZE(2) POOL_ATTR_NONNULL(1) void *
+shiftpool_inline_malloc_1(pool_t *pool, size_t size)
+    __attribute__((alias("pool_malloc")));
+POOL_API POOL_ATTR_MALLOC POOL_ATTR_ALLOC_SIZE(2, 3) POOL_ATTR_NONNULL(1) void *
+shiftpool_inline_calloc_1(pool_t *pool, size_t nmemb, size_t size)
+    __attribute__((alias("pool_calloc")));
+POOL_API POOL_ATTR_NONNULL(1) void shiftpool_inline_free_1(pool_t *pool,
+                                                           void *ptr)
+    __attribute__((alias("pool_free")));
+#endif
+
 POOL_API void *pool_realloc(pool_t *pool, void *ptr, size_t size)
 {
 	enum trace_src refused = TRACE_SRC_NONE;

@@ -35,6 +35,22 @@ void lock_wait(struct spin_lock *lock)
 
 /* ------------------------------------------------------------ helpers */
 
+void *shared_pop_opened(struct pool *pool)
+{
+	char *head = pool->shared.head;
+	size_t index = region_slot(pool, head);
+	bool open =
+	    index < pool->block_count && !bit_test(pool->allocated, index);
+
+	if (open)
+		link_open(head, 0);
+	void *block = shiftpool_list_pop_(fast_of(pool), pool->allocated,
+	                                  pool->block_count);
+	if (open && block == NULL)
+		link_close(head, 0);
+	return block;
+}
+
 static void shared_lock(struct pool *pool)
 {
 	if (pool->mode == POOL_LOCKED)

@@ -17,26 +17,24 @@
 
 #include "hooks.h"
 
+/* shared_pop() under Valgrind, where free blocks are inaccessible: the
+ * head's link opened for the pop when the head is a free block. */
+POOL_COLD void *shared_pop_opened(struct pool *pool);
+
 /*
- * Takes the head of the free list: the fast path.  Returns NULL when the
- * list is empty or its head is not to be trusted (no block of the region,
- * or marked handed out); then nothing changed, and shared_alloc_slow()
- * tells which and reports.  Keeping the report out of here leaves the
- * fast path no call to make but tail calls.
+ * Takes the head of the free list: the fast path (the public header's
+ * shiftpool_list_pop_(), which programs may inline too).  Returns NULL
+ * when the list is empty or its head is not to be trusted (no block of
+ * the region, or marked handed out); then nothing changed, and
+ * shared_alloc_slow() tells which and reports.  Keeping the report out of
+ * here leaves the fast path no call to make but tail calls.
  */
 POOL_INLINE void *shared_pop(struct pool *pool, unsigned hooks)
 {
-	struct shared_list *list = &pool->shared;
-	char *block = list->head;
-	size_t index = region_slot(pool, block);
-
-	if (unlikely(index >= pool->block_count ||
-	             bit_test_and_set(pool->allocated, index)))
-		return NULL;
-	list->head = (char *)(uintptr_t)link_load(pool, block, hooks);
-	list->last = block;
-	list->allocs++;
-	return block;
+	if (unlikely(hooks & HOOK_VALGRIND))
+		return shared_pop_opened(pool);
+	return shiftpool_list_pop_(fast_of(pool), pool->allocated,
+	                           pool->block_count);
 }
 
 /* Frees the block of that index.  Returns 0, or the pool_error found;
@@ -44,77 +42,40 @@ POOL_INLINE void *shared_pop(struct pool *pool, unsigned hooks)
 POOL_INLINE int shared_free(struct pool *pool, void *block, size_t index,
                             unsigned hooks)
 {
-	struct shared_list *list = &pool->shared;
-
-	if (unlikely(!bit_test_and_clear(pool->allocated, index)))
-		return POOL_ERROR_DOUBLE_FREE;
-	hooks_block_in(pool, block, hooks);
-	link_store(pool, block, (uintptr_t)list->head, hooks);
-	list->head = block;
-	return 0;
+	int error =
+	    shiftpool_list_push_(fast_of(pool), pool->allocated, block, index);
+	if (likely(error == 0))
+		hooks_block_in(pool, block, hooks);
+	return error;
 }
-
-/* ------------------------------------------------------------ shared.c */
 
 /*
  * The bulk calls' loops (pool_malloc_bulk(), pool_free_bulk()): what
- * shared_pop() and shared_free() do, for up to n blocks, with the pool's
- * fields held in registers (the bit operations clobber memory).  Unhooked
- * pools; lock held in POOL_LOCKED mode.  shared_pop_many() returns how
- * many it took; shared_free_many() how many it freed before the first
- * pointer it left (outside the region, not handed out), for the caller
- * to free the slow way.
+ * shared_pop() and shared_free() do, for up to n blocks.  Unhooked pools;
+ * lock held in POOL_LOCKED mode.  shared_pop_many() returns how many it
+ * took; shared_free_many() how many it freed before the first pointer it
+ * left (outside the region, not handed out), for the caller to free the
+ * slow way.
  */
 POOL_INLINE size_t shared_pop_many(struct pool *pool, size_t n, void **out)
 {
-	struct shared_list *list = &pool->shared;
-	const char *base = pool->base;
-	const unsigned shift = pool->block_shift;
-	const size_t count = pool->block_count;
-	const uintptr_t secret = pool->secret;
-	uint64_t *allocated = pool->allocated;
-	char *block = list->head, *last = list->last;
 	size_t got = 0;
-
-	while (got < n) {
-		size_t index = slot_from(base, shift, block);
-		if (unlikely(index >= count ||
-		             bit_test_and_set(allocated, index)))
-			break;
-		out[got++] = last = block;
-		block = (char *)(uintptr_t)(block_word_load(block, 0) ^
-		                            link_key_from(secret, block));
-	}
-	list->head = block;
-	list->last = last;
-	list->allocs += got;
+	while (got < n && (out[got] = shared_pop(pool, 0)) != NULL)
+		got++;
 	return got;
 }
 
 POOL_INLINE size_t shared_free_many(struct pool *pool, size_t n,
                                     void *const *ptrs)
 {
-	struct shared_list *list = &pool->shared;
-	const char *base = pool->base;
-	const unsigned shift = pool->block_shift;
-	const size_t count = pool->block_count;
-	const uintptr_t secret = pool->secret;
-	uint64_t *allocated = pool->allocated;
-	char *head = list->head;
 	size_t done = 0;
-
-	for (; done < n; done++) {
-		char *block = ptrs[done];
-		size_t index = slot_from(base, shift, block);
-		if (unlikely(index >= count ||
-		             !bit_test_and_clear(allocated, index)))
+	while (done < n) {
+		size_t index = region_slot(pool, ptrs[done]);
+		if (unlikely(index >= pool->block_count ||
+		             shared_free(pool, ptrs[done], index, 0)))
 			break;
-		hooks_block_in(pool, block, 0);
-		block_word_store(
-		    block, 0, (uintptr_t)head ^ link_key_from(secret, block));
-		head = block;
+		done++;
 	}
-	list->head = head;
 	return done;
 }
 

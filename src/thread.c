@@ -143,6 +143,26 @@ static uint64_t span_rel(const struct pool *pool, const struct span *span,
 	return (offset >> shift) | (offset << (-shift & 63));
 }
 
+void *thread_pop_opened(struct pool *pool)
+{
+	struct thread_hint *hint = hint_of(pool);
+	char *head = NULL;
+
+	if (hint->pool_id == pool->id) {
+		struct span *span = hint->span;
+		uint64_t rel = hint_rel(pool, span->local);
+		if (rel < hint->capacity && !span_out(span, rel) &&
+		    !span_claimed(span, rel))
+			head = span->local;
+	}
+	if (head != NULL)
+		link_open(head, 0);
+	void *block = shiftpool_span_pop_(fast_of(pool), fast_hint_of(pool));
+	if (head != NULL && block == NULL)
+		link_close(head, 0);
+	return block;
+}
+
 /* Pushes a block on one of the owner's lists (local or parked). */
 static void span_list_push(struct pool *pool, char **list, char *block)
 {

@@ -29,6 +29,17 @@ struct thread_hint {
 	struct thread_cache *cache;
 };
 
+_Static_assert(sizeof(struct thread_hint) == sizeof(struct shiftpool_hint_) &&
+                   offsetof(struct thread_hint, pool_id) ==
+                       offsetof(struct shiftpool_hint_, pool_id) &&
+                   offsetof(struct thread_hint, span) ==
+                       offsetof(struct shiftpool_hint_, span) &&
+                   offsetof(struct thread_hint, first) ==
+                       offsetof(struct shiftpool_hint_, first) &&
+                   offsetof(struct thread_hint, capacity) ==
+                       offsetof(struct shiftpool_hint_, capacity),
+               "struct thread_hint is laid out as the header says");
+
 /*
  * A thread's hints, one slot per pool by the pool's number: pools whose
  * numbers differ in the low bits (a set's classes, numbered in a row) each
@@ -73,41 +84,29 @@ POOL_INLINE uint64_t hint_rel(const struct pool *pool, const void *ptr)
 	return (offset >> shift) | (offset << (-shift & 63));
 }
 
+/* The public header's view of the thread's hint. */
+POOL_INLINE struct shiftpool_hint_ *fast_hint_of(const struct pool *pool)
+{
+	return (struct shiftpool_hint_ *)(void *)hint_of(pool);
+}
+
+/* thread_pop() under Valgrind, where free blocks are inaccessible: the
+ * head's link opened for the pop when the head is a free block. */
+POOL_COLD void *thread_pop_opened(struct pool *pool);
+
 /*
  * pool_malloc/pool_calloc's fast path: the head of this thread's active
- * span's local list.  NULL when the thread has no cache for the pool
- * yet, no span, or nothing the fast path may take (an empty list, a link
- * to refuse, a block still claimed by a remote free): thread_alloc_slow()
- * then starts over with a full lookup.
+ * span's local list (the public header's shiftpool_span_pop_(), which
+ * programs may inline too).  NULL when the thread has no cache for the
+ * pool yet, no span, or nothing the fast path may take (an empty list, a
+ * link to refuse, a block still claimed by a remote free):
+ * thread_alloc_slow() then starts over with a full lookup.
  */
 POOL_INLINE void *thread_pop(struct pool *pool, unsigned hooks)
 {
-	struct thread_hint *hint = hint_of(pool);
-	if (unlikely(hint->pool_id != pool->id))
-		return NULL;
-	struct span *span = hint->span;
-	char *block = span->local;
-	uint64_t rel = hint_rel(pool, block);
-	/* Also the end of the list (NULL) and a damaged link. */
-	if (unlikely(rel >= hint->capacity))
-		return NULL;
-	/* Neither handed out (the list is damaged) nor claimed by a remote
-	 * free (the slow path parks it): one test of both words.  Only the
-	 * owner writes out[], with no atomic read-modify-write. */
-	_Atomic uint64_t *out = &span->out[rel >> 6];
-	uint64_t out_word = atomic_load_explicit(out, memory_order_relaxed);
-	if (unlikely(word_test(out_word | atomic_load_explicit(
-	                                      &span->claim[rel >> 6],
-	                                      memory_order_relaxed),
-	                       rel)))
-		return NULL;
-	bool was;
-	atomic_store_explicit(out, word_set(out_word, rel, &was),
-	                      memory_order_relaxed);
-	span->local = (char *)(uintptr_t)link_load(pool, block, hooks);
-	span->last = block;
-	owned_increment(&span->allocs);
-	return block;
+	if (unlikely(hooks & HOOK_VALGRIND))
+		return thread_pop_opened(pool);
+	return shiftpool_span_pop_(fast_of(pool), fast_hint_of(pool));
 }
 
 /*
@@ -118,87 +117,42 @@ POOL_INLINE void *thread_pop(struct pool *pool, unsigned hooks)
  */
 POOL_INLINE int thread_push(struct pool *pool, void *block, unsigned hooks)
 {
-	struct thread_hint *hint = hint_of(pool);
-	uint64_t rel = hint_rel(pool, block);
-
-	if (unlikely(rel >= hint->capacity || hint->pool_id != pool->id))
-		return -1;
-	struct span *span = hint->span;
-	/* This very allocation already freed by another thread (claimed),
-	 * or not handed out: either way this is a second free. */
-	if (unlikely(shared_test(span->claim, rel) ||
-	             !owned_test_and_clear(span->out, rel)))
-		return POOL_ERROR_DOUBLE_FREE;
-	hooks_block_in(pool, block, hooks);
-	link_store(pool, block, (uintptr_t)span->local, hooks);
-	span->local = block;
-	return 0;
+	int error = shiftpool_span_push_(fast_of(pool), fast_hint_of(pool),
+	                                 block);
+	if (likely(error == 0))
+		hooks_block_in(pool, block, hooks);
+	return error;
 }
 
 /* ------------------------------------------------------------ thread.c */
 
 /*
  * The bulk calls' loops: what thread_pop() and thread_push() do, for up
- * to n blocks of the thread's active span, with the hint and the pool's
- * fields held in registers.  Unhooked pools.  thread_pop_many() returns
- * how many it took; thread_push_many() how many it freed before the first
- * pointer it left (another span's block, outside the region, misuse), for
- * the caller to free the slow way.
+ * to n blocks of the thread's active span.  Unhooked pools.
+ * thread_pop_many() returns how many it took; thread_push_many() how many
+ * it freed before the first pointer it left (another span's block,
+ * outside the region, misuse), for the caller to free the slow way.
  */
 POOL_INLINE size_t thread_pop_many(struct pool *pool, size_t n, void **out)
 {
-	const struct thread_hint *hint = hint_of(pool);
-	if (unlikely(hint->pool_id != pool->id))
-		return 0;
-	struct span *span = hint->span;
-	const uintptr_t first = hint->first;
-	const uint64_t capacity = hint->capacity;
-	const unsigned shift = pool->block_shift;
-	const uintptr_t secret = pool->secret;
-	char *block = span->local, *last = span->last;
+	struct shiftpool_hint_ *hint = fast_hint_of(pool);
 	size_t got = 0;
-
-	while (got < n) {
-		uint64_t rel = slot_from((const char *)first, shift, block);
-		if (unlikely(rel >= capacity || shared_test(span->claim, rel) ||
-		             owned_test_and_set(span->out, rel)))
-			break;
-		out[got++] = last = block;
-		block = (char *)(uintptr_t)(block_word_load(block, 0) ^
-		                            link_key_from(secret, block));
-	}
-	span->local = block;
-	span->last = last;
-	owned_add(&span->allocs, got);
+	while (got < n &&
+	       (out[got] = shiftpool_span_pop_(fast_of(pool), hint)) != NULL)
+		got++;
 	return got;
 }
 
 POOL_INLINE size_t thread_push_many(struct pool *pool, size_t n,
                                     void *const *ptrs)
 {
-	const struct thread_hint *hint = hint_of(pool);
-	if (unlikely(hint->pool_id != pool->id))
-		return 0;
-	struct span *span = hint->span;
-	const uintptr_t first = hint->first;
-	const uint64_t capacity = hint->capacity;
-	const unsigned shift = pool->block_shift;
-	const uintptr_t secret = pool->secret;
-	char *head = span->local;
+	struct shiftpool_hint_ *hint = fast_hint_of(pool);
 	size_t done = 0;
-
-	for (; done < n; done++) {
-		char *block = ptrs[done];
-		uint64_t rel = slot_from((const char *)first, shift, block);
-		if (unlikely(rel >= capacity || shared_test(span->claim, rel) ||
-		             !owned_test_and_clear(span->out, rel)))
-			break;
-		hooks_block_in(pool, block, 0);
-		block_word_store(
-		    block, 0, (uintptr_t)head ^ link_key_from(secret, block));
-		head = block;
+	while (done < n &&
+	       shiftpool_span_push_(fast_of(pool), hint, ptrs[done]) == 0) {
+		hooks_block_in(pool, ptrs[done], 0);
+		done++;
 	}
-	span->local = head;
 	return done;
 }
 

@@ -45,6 +45,16 @@ tests_check_shiftpool_SOURCES = \
 	tests/check_set.c
 tests_check_shiftpool_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_check_shiftpool_LDADD = src/libshiftpool.la $(CHECK_LIBS)
+if INLINE_PATHS
+# The same suites with SHIFTPOOL_INLINE: pool_malloc(), pool_calloc() and
+# pool_free() through the header's inline fast paths.
+check_PROGRAMS += tests/check_inline
+TESTS += tests/check_inline
+tests_check_inline_SOURCES = $(tests_check_shiftpool_SOURCES)
+tests_check_inline_CPPFLAGS = $(AM_CPPFLAGS) -DSHIFTPOOL_INLINE
+tests_check_inline_CFLAGS = $(tests_check_shiftpool_CFLAGS)
+tests_check_inline_LDADD = $(tests_check_shiftpool_LDADD)
+endif
 else
 # Without Check the unit tests report SKIP, never a silent pass.
 TESTS += tests/no-check.sh

@@ -18,10 +18,13 @@ trap 'rm -rf "$tmp"' 0
 trap 'exit 99' 1 2 15
 
 # The declared functions: the header through the preprocessor (no
-# comments, no directives, no attributes), keeping only the lines that come
-# from the header itself, cut at semicolons; the name before the first
-# parenthesis of every declaration that is not a typedef.
-${CC:-cc} -E -DSHIFTPOOL_NO_ATTRIBUTES -x c "$header" |
+# comments, no directives, no attributes; SHIFTPOOL_INLINE, so that the
+# entry points of its inline fast paths are declared too), keeping only
+# the lines that come from the header itself; the bodies of its static
+# inline functions cut out, the rest cut at semicolons; the name before
+# the first parenthesis of every declaration that is neither a typedef
+# nor static (the inline fast paths, which the library does not export).
+${CC:-cc} -E -DSHIFTPOOL_NO_ATTRIBUTES -DSHIFTPOOL_INLINE -x c "$header" |
 	awk -v header="$header" '
 		/^# [0-9]+ "/ {
 			file = $3
@@ -30,10 +33,37 @@ ${CC:-cc} -E -DSHIFTPOOL_NO_ATTRIBUTES -x c "$header" |
 		}
 		file == header { print }
 	' |
-	sed 's/extern "C"[ \t]*{//' | tr '\n' ' ' | tr ';' '\n' |
+	sed 's/extern "C"[ \t]*{//' | tr '\n' ' ' |
+	awk '
+		# A function body (braces after a closing parenthesis) ends
+		# its declaration; other braces (structures) are kept.
+		{
+			out = ""
+			depth = 0
+			body = 0
+			for (i = 1; i <= length($0); i++) {
+				c = substr($0, i, 1)
+				if (depth == 0 && c == "{") {
+					t = out
+					sub(/[ \t]+$/, "", t)
+					body = substr(t, length(t), 1) == ")"
+				}
+				if (c == "{")
+					depth++
+				if (!body || depth == 0)
+					out = out c
+				if (c == "}" && --depth == 0 && body) {
+					out = out ";"
+					body = 0
+				}
+			}
+			print out
+		}
+	' | tr ';' '\n' |
 	awk '
 		{ sub(/^[ \t{}]+/, "") }
 		/^typedef[ \t]/ { next }
+		/^static[ \t]/ { next }
 		{
 			i = index($0, "(")
 			if (i == 0)
@@ -63,6 +93,14 @@ exported_symbols "$tmp/exported"
 echo "symbols: $lib"
 echo "declared in $header:"
 sed 's/^/	/' "$tmp/declared"
+
+# A library built without the hardened links has no entry points for the
+# inline fast paths (shiftpool.h): their programs must not start with it.
+if ! grep -qx shiftpool_inline_malloc_1 "$tmp/exported"; then
+	echo "(no inline fast path entry points: a build without hardening)"
+	grep -v '^shiftpool_inline_' "$tmp/declared" >"$tmp/declared.new"
+	mv "$tmp/declared.new" "$tmp/declared"
+fi
 
 status=0
 missing=$(comm -23 "$tmp/declared" "$tmp/exported")
