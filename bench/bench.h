@@ -48,6 +48,9 @@ enum allocator {
 	ALLOCATOR_POOL_SINGLE,
 	ALLOCATOR_POOL_LOCKED,
 	ALLOCATOR_POOL_PER_THREAD,
+	/* the same through the header's inline fast paths (SHIFTPOOL_INLINE) */
+	ALLOCATOR_POOL_SINGLE_INLINE,
+	ALLOCATOR_POOL_PER_THREAD_INLINE,
 	/* pool sets (pool_set_*), mixed only: a class per power of two */
 	ALLOCATOR_POOL_SET_SINGLE,
 	ALLOCATOR_POOL_SET_LOCKED,
@@ -87,6 +90,14 @@ int allocator_is_fixed_size(enum allocator allocator);
 
 /* The pool set rows (pool_set_init() and the pool_set_* calls). */
 int allocator_is_pool_set(enum allocator allocator);
+
+/* The pool's own rows, one per mode (pool_init() and the pool_* calls),
+ * called or inline; the inline ones alone. */
+int allocator_is_pool_mode(enum allocator allocator);
+int allocator_is_inline(enum allocator allocator);
+
+/* The pool_init() mode of a pool row or a set row. */
+int allocator_pool_flags(enum allocator allocator);
 
 /*
  * mixed: each thread keeps MIXED_WINDOW objects live; an operation frees a

@@ -49,6 +49,9 @@ static const int allocator_built[ALLOCATOR_COUNT] = {
 #endif
     [ALLOCATOR_POOL_SINGLE] = 1,     [ALLOCATOR_POOL_LOCKED] = 1,
     [ALLOCATOR_POOL_PER_THREAD] = 1, [ALLOCATOR_POOL_SET_SINGLE] = 1,
+#ifdef HAVE_INLINE_PATHS
+    [ALLOCATOR_POOL_SINGLE_INLINE] = 1, [ALLOCATOR_POOL_PER_THREAD_INLINE] = 1,
+#endif
     [ALLOCATOR_POOL_SET_LOCKED] = 1, [ALLOCATOR_POOL_SET_PER_THREAD] = 1,
     [ALLOCATOR_STACK] = 1,           [ALLOCATOR_FLOOR] = 1,
 };
@@ -559,6 +562,11 @@ static int source_expected(enum allocator allocator, const char *source)
 		/* A static build holds the pool in the worker itself. */
 		return has_prefix(source, "libshiftpool") ||
 		       strcmp(source, "bench-pool") == 0;
+	case ALLOCATOR_POOL_SINGLE_INLINE:
+	case ALLOCATOR_POOL_PER_THREAD_INLINE:
+		/* The fast paths are in the worker; the rest is the
+		 * library's. */
+		return strcmp(source, "bench-pool-inline") == 0;
 	default:
 		return strcmp(source, "none") == 0;
 	}

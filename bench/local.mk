@@ -58,6 +58,18 @@ bench_bench_pool_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_PEER_POOL
 bench_bench_pool_LDFLAGS = $(AM_LDFLAGS) -no-install
 bench_bench_pool_LDADD = src/libshiftpool.la
 
+# The pool's rows through the header's inline fast paths (SHIFTPOOL_INLINE),
+# where a program gets them.
+if INLINE_PATHS
+noinst_PROGRAMS += bench/bench-pool-inline
+BENCH_WORKERS += bench/bench-pool-inline$(EXEEXT)
+endif
+bench_bench_pool_inline_SOURCES = $(BENCH_WORKER_SOURCES)
+bench_bench_pool_inline_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_PEER_POOL \
+	-DSHIFTPOOL_INLINE
+bench_bench_pool_inline_LDFLAGS = $(AM_LDFLAGS) -no-install
+bench_bench_pool_inline_LDADD = src/libshiftpool.la
+
 if HAVE_TCMALLOC
 noinst_PROGRAMS += bench/bench-tcmalloc
 BENCH_WORKERS += bench/bench-tcmalloc$(EXEEXT)
@@ -244,6 +256,13 @@ noinst_PROGRAMS += bench/pair-cost
 bench_pair_cost_SOURCES = bench/pair-cost.c
 bench_pair_cost_LDFLAGS = $(AM_LDFLAGS) -no-install
 bench_pair_cost_LDADD = src/libshiftpool.la
+if INLINE_PATHS
+noinst_PROGRAMS += bench/pair-cost-inline
+endif
+bench_pair_cost_inline_SOURCES = bench/pair-cost.c
+bench_pair_cost_inline_CPPFLAGS = $(AM_CPPFLAGS) -DSHIFTPOOL_INLINE
+bench_pair_cost_inline_LDFLAGS = $(AM_LDFLAGS) -no-install
+bench_pair_cost_inline_LDADD = src/libshiftpool.la
 dist_noinst_SCRIPTS += bench/targets.py
 TESTS += bench/targets-smoke.sh
 dist_noinst_SCRIPTS += bench/targets-smoke.sh

@@ -37,6 +37,8 @@ const char *const allocator_names[ALLOCATOR_COUNT] = {
     "pool-single",
     "pool-locked",
     "pool-per-thread",
+    "pool-single-inline",
+    "pool-per-thread-inline",
     "pool-set-single",
     "pool-set-locked",
     "pool-set-per-thread",
@@ -154,6 +156,9 @@ const char *allocator_worker(enum allocator allocator)
 	case ALLOCATOR_POOL_SET_LOCKED:
 	case ALLOCATOR_POOL_SET_PER_THREAD:
 		return "bench-pool";
+	case ALLOCATOR_POOL_SINGLE_INLINE:
+	case ALLOCATOR_POOL_PER_THREAD_INLINE:
+		return "bench-pool-inline";
 	default:
 		return "bench-floor";
 	}
@@ -174,9 +179,15 @@ int allocator_applies(enum allocator allocator, enum workload workload)
 	if (workload == WORKLOAD_MIXED)
 		return allocator != ALLOCATOR_STACK &&
 		       !allocator_is_fixed_size(allocator) &&
-		       (allocator < ALLOCATOR_POOL_SINGLE ||
-		        allocator > ALLOCATOR_POOL_PER_THREAD);
+		       !allocator_is_pool_mode(allocator);
 	if (allocator_is_pool_set(allocator))
+		return 0;
+	/* The inline rows where the pool_malloc(), pool_calloc() and
+	 * pool_free() of a worker are the work: not the bulk calls, not the
+	 * memory a block costs, not the external programs. */
+	if (allocator_is_inline(allocator) &&
+	    (workload == WORKLOAD_BULK || workload == WORKLOAD_FOOTPRINT ||
+	     workload_is_external(workload)))
 		return 0;
 	if (workload == WORKLOAD_CURL)
 		return allocator == ALLOCATOR_GLIBC ||
@@ -206,6 +217,35 @@ int allocator_is_pool_set(enum allocator allocator)
 	return allocator == ALLOCATOR_POOL_SET_SINGLE ||
 	       allocator == ALLOCATOR_POOL_SET_LOCKED ||
 	       allocator == ALLOCATOR_POOL_SET_PER_THREAD;
+}
+
+int allocator_is_inline(enum allocator allocator)
+{
+	return allocator == ALLOCATOR_POOL_SINGLE_INLINE ||
+	       allocator == ALLOCATOR_POOL_PER_THREAD_INLINE;
+}
+
+int allocator_is_pool_mode(enum allocator allocator)
+{
+	return allocator == ALLOCATOR_POOL_SINGLE ||
+	       allocator == ALLOCATOR_POOL_LOCKED ||
+	       allocator == ALLOCATOR_POOL_PER_THREAD ||
+	       allocator_is_inline(allocator);
+}
+
+int allocator_pool_flags(enum allocator allocator)
+{
+	switch (allocator) {
+	case ALLOCATOR_POOL_SINGLE:
+	case ALLOCATOR_POOL_SINGLE_INLINE:
+	case ALLOCATOR_POOL_SET_SINGLE:
+		return POOL_SINGLE;
+	case ALLOCATOR_POOL_LOCKED:
+	case ALLOCATOR_POOL_SET_LOCKED:
+		return POOL_LOCKED;
+	default:
+		return POOL_PER_THREAD;
+	}
 }
 
 static int parse_size(const char *text, size_t min, size_t *out)
@@ -735,22 +775,17 @@ size_t case_point_value(const struct options *o, enum workload workload,
  * boost::pool<> are for one thread at a time. */
 int case_private_pools(const struct bench_case *c)
 {
-	return (c->allocator == ALLOCATOR_POOL_SINGLE ||
-	        c->allocator == ALLOCATOR_POOL_SET_SINGLE ||
-	        c->allocator == ALLOCATOR_BOOST) &&
+	enum allocator a = c->allocator;
+	return (a == ALLOCATOR_BOOST ||
+	        ((allocator_is_pool_mode(a) || allocator_is_pool_set(a)) &&
+	         allocator_pool_flags(a) == POOL_SINGLE)) &&
 	       c->threads > 1;
-}
-
-static int is_pool_mode(enum allocator allocator)
-{
-	return allocator == ALLOCATOR_POOL_SINGLE ||
-	       allocator == ALLOCATOR_POOL_LOCKED ||
-	       allocator == ALLOCATOR_POOL_PER_THREAD;
 }
 
 int case_has_bulk(const struct bench_case *c)
 {
-	return is_pool_mode(c->allocator) || c->allocator == ALLOCATOR_DPDK;
+	return allocator_is_pool_mode(c->allocator) ||
+	       c->allocator == ALLOCATOR_DPDK;
 }
 
 size_t case_dpdk_cache(const struct bench_case *c)
@@ -770,7 +805,8 @@ size_t case_dpdk_cache(const struct bench_case *c)
 const char *case_not_applicable(const struct bench_case *c)
 {
 	if (c->workload == WORKLOAD_XTHREAD &&
-	    c->allocator == ALLOCATOR_POOL_SINGLE)
+	    allocator_is_pool_mode(c->allocator) &&
+	    allocator_pool_flags(c->allocator) == POOL_SINGLE)
 		return "n/a: a POOL_SINGLE pool takes no frees from other "
 		       "threads";
 	if (c->workload == WORKLOAD_XTHREAD && c->allocator == ALLOCATOR_BOOST)

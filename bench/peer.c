@@ -47,10 +47,13 @@ int peer_serves(enum allocator allocator)
 	return allocator == ALLOCATOR_DPDK;
 #elif defined(BENCH_PEER_BOOST)
 	return allocator == ALLOCATOR_BOOST;
+#elif defined(BENCH_PEER_POOL) && defined(SHIFTPOOL_INLINE)
+	/* bench-pool-inline: the same workloads built with the header's
+	 * inline fast paths (built only where a program gets them). */
+	return allocator_is_inline(allocator);
 #elif defined(BENCH_PEER_POOL)
-	return allocator == ALLOCATOR_POOL_SINGLE ||
-	       allocator == ALLOCATOR_POOL_LOCKED ||
-	       allocator == ALLOCATOR_POOL_PER_THREAD ||
+	return (allocator_is_pool_mode(allocator) &&
+	        !allocator_is_inline(allocator)) ||
 	       allocator_is_pool_set(allocator);
 #else
 	return allocator == ALLOCATOR_FLOOR || allocator == ALLOCATOR_STACK;
@@ -118,13 +121,7 @@ int peer_open(struct peer *peer, const struct bench_case *c)
 {
 	memset(peer, 0, sizeof(*peer));
 #if defined(BENCH_PEER_POOL)
-	int mode = c->allocator == ALLOCATOR_POOL_SINGLE ||
-	                   c->allocator == ALLOCATOR_POOL_SET_SINGLE
-	               ? POOL_SINGLE
-	           : c->allocator == ALLOCATOR_POOL_LOCKED ||
-	                   c->allocator == ALLOCATOR_POOL_SET_LOCKED
-	               ? POOL_LOCKED
-	               : POOL_PER_THREAD;
+	int mode = allocator_pool_flags(c->allocator);
 	if (allocator_is_pool_set(c->allocator)) {
 		peer->set = pool_set_init(MIXED_MIN_BLOCK, c->block_size,
 		                          c->blocks * c->block_size, mode);
@@ -274,10 +271,20 @@ void peer_entries(const struct bench_case *c, struct peer_entry *e)
 		e->fallback_function = ENTRY(malloc);
 		return;
 	}
+#ifdef SHIFTPOOL_INLINE
+	/* The inline paths' functions, in this program; the library behind
+	 * them is named as the fallback's is. */
+	e->symbol = zeroed ? "pool_calloc (inline)" : "pool_malloc (inline)";
+	e->function = zeroed ? ENTRY(shiftpool_inline_calloc_)
+	                     : ENTRY(shiftpool_inline_malloc_);
+	e->free_symbol = "pool_free (inline)";
+	e->free_function = ENTRY(shiftpool_inline_free_);
+#else
 	e->symbol = zeroed ? "pool_calloc" : "pool_malloc";
 	e->function = zeroed ? ENTRY(pool_calloc) : ENTRY(pool_malloc);
 	e->free_symbol = "pool_free";
 	e->free_function = ENTRY(pool_free);
+#endif
 	e->fallback_symbol = zeroed ? "calloc" : "malloc";
 	e->fallback_function = zeroed ? ENTRY(calloc) : ENTRY(malloc);
 #else

@@ -253,9 +253,7 @@ static double fallback_share(const struct row *row)
 /* The pool's modes and the sets, which report fallbacks. */
 static int is_pool(enum allocator allocator)
 {
-	return allocator == ALLOCATOR_POOL_SINGLE ||
-	       allocator == ALLOCATOR_POOL_LOCKED ||
-	       allocator == ALLOCATOR_POOL_PER_THREAD ||
+	return allocator_is_pool_mode(allocator) ||
 	       allocator_is_pool_set(allocator);
 }
 
@@ -444,20 +442,20 @@ static void header_allocator(FILE *out, const struct row *row,
 	char symbols[96];
 
 	if (strcmp(row->symbol, "none") == 0)
-		fprintf(out, "  %-16s no allocator (%s)\n", allocator_names[a],
+		fprintf(out, "  %-22s no allocator (%s)\n", allocator_names[a],
 		        a == ALLOCATOR_STACK
 		            ? "alloca"
 		            : "preallocated memory, the same bytes");
 	else
 		fprintf(
-		    out, "  %-16s %s/%s from %s, %s\n", allocator_names[a],
+		    out, "  %-22s %s/%s from %s, %s\n", allocator_names[a],
 		    allocator_symbols(rows, count, a, symbols, sizeof(symbols)),
 		    row->free_symbol, row->source, row->version);
 	if (strcmp(row->fallback_source, "none") != 0)
-		fprintf(out, "  %-16s fallback %s from %s\n", "",
+		fprintf(out, "  %-22s fallback %s from %s\n", "",
 		        row->fallback_symbol, row->fallback_source);
 	if (a == ALLOCATOR_GLIBC_NOTRIM)
-		fprintf(out, "  %-16s in its environment only: %s\n", "",
+		fprintf(out, "  %-22s in its environment only: %s\n", "",
 		        row->note);
 }
 
@@ -487,7 +485,7 @@ static void header_allocators(FILE *out, const struct row *rows, size_t count)
 		for (j = 0; j < count && !printed[i]; j++)
 			if (rows[j].c.allocator == i &&
 			    rows[j].status == ROW_NOT_BUILT) {
-				fprintf(out, "  %-16s %s\n", allocator_names[i],
+				fprintf(out, "  %-22s %s\n", allocator_names[i],
 				        rows[j].message);
 				printed[i] = 1;
 			}
@@ -660,13 +658,13 @@ static void curl_cells(const struct row *row, struct cells *t)
 }
 
 static const struct column local_columns[] = {
-    {"case", -14},  {"allocator", -16}, {"ns/op", 9},    {" [min .. max]", -21},
+    {"case", -14},  {"allocator", -22}, {"ns/op", 9},    {" [min .. max]", -21},
     {"faults", 8},  {"ops/s", 8},       {"x glibc", 7},  {"x tcmalloc", 9},
     {"x floor", 7}, {"RSS MiB", 8},     {"fallback", 8}, {"from", 0},
 };
 
 static const struct column pair_columns[] = {
-    {"case", -14},     {"allocator", -16},
+    {"case", -14},     {"allocator", -22},
     {"ns/op", 9},      {" [min .. max]", -21},
     {"overhead", 8},   {"faults", 8},
     {"ops/s", 8},      {"x glibc", 7},
@@ -676,7 +674,7 @@ static const struct column pair_columns[] = {
 };
 
 static const struct column mixed_columns[] = {
-    {"case", -14},          {"allocator", -20}, {"ns/op", 9},
+    {"case", -14},          {"allocator", -22}, {"ns/op", 9},
     {" [min .. max]", -21}, {"faults", 8},      {"ops/s", 8},
     {"x glibc", 7},         {"x tcmalloc", 9},  {"x floor", 7},
     {"RSS MiB", 8},         {"fallback", 8},    {"live KiB", 8},
@@ -698,7 +696,7 @@ static void footprint_cells(const struct row *row, struct cells *t)
 }
 
 static const struct column footprint_columns[] = {
-    {"case", -14},      {"allocator", -16},
+    {"case", -14},      {"allocator", -22},
     {"overhead", 9},    {" [min .. max]", -18},
     {"set-up KiB", 10}, {"blocks MiB", 10},
     {"ns/op", 8},       {"RSS MiB", 8},
@@ -706,13 +704,13 @@ static const struct column footprint_columns[] = {
 };
 
 static const struct column http_columns[] = {
-    {"case", -14},  {"allocator", -16}, {"req/s", 9},  {" [min .. max]", -21},
+    {"case", -14},  {"allocator", -22}, {"req/s", 9},  {" [min .. max]", -21},
     {"x glibc", 7}, {"p50 ms", 8},      {"p99 ms", 8}, {"p99.9 ms", 8},
     {"RSS MiB", 8}, {"from", 0},
 };
 
 static const struct column curl_columns[] = {
-    {"case", -14},   {"allocator", -16}, {"MB/s", 9},    {" [min .. max]", -21},
+    {"case", -14},   {"allocator", -22}, {"MB/s", 9},    {" [min .. max]", -21},
     {"CPU s/GB", 7}, {"allocs", 9},      {"in flow", 7}, {"pool", 7},
     {"RSS MiB", 8},  {"program", 0},
 };
@@ -806,7 +804,7 @@ static void latency_table(FILE *out, const struct row *rows, size_t count,
                           enum workload w)
 {
 	static const struct column columns[] = {
-	    {"case", -14}, {"allocator", -16}, {"call", -5},
+	    {"case", -14}, {"allocator", -22}, {"call", -5},
 	    {"p50", 8},    {"p99", 8},         {"p99.9", 8},
 	    {"p99.99", 8}, {"max", 9},         {"calls", 0},
 	};

@@ -31,9 +31,15 @@ if test $status -ne 0; then
 	exit 1
 fi
 
+# The inline rows where the build has the inline fast paths.
+inline_rows=
+if test -x "${abs_top_builddir:-.}/bench/bench-pool-inline"; then
+	inline_rows="pool-single-inline pool-per-thread-inline"
+fi
+
 # Columns: 1 workload, 2 case, 3 allocator, 4 status, 5 message,
 # 20 source, 22 free_source.  The fields checked hold no comma.
-awk -F, '
+awk -F, -v inline_rows="$inline_rows" '
 function fail(why) {
 	printf "smoke: %s %s %s: %s\n", $1, $2, $3, why > "/dev/stderr"
 	bad = 1
@@ -57,6 +63,7 @@ NR == 1 {
 	else if ($3 == "gslice") want = "^libglib-2\\.0"
 	else if ($3 == "dpdk") want = "^bench-dpdk$"
 	else if ($3 == "boost-pool") want = "^bench-boost$"
+	else if ($3 ~ /^pool-.*-inline$/) want = "^bench-pool-inline$"
 	else if ($3 ~ /^pool-/) want = "^(libshiftpool|bench-pool$)"
 	else want = "^none$"
 	if ($20 !~ want) fail("served by " $20)
@@ -64,7 +71,7 @@ NR == 1 {
 }
 END {
 	if (rows == 0) { print "smoke: no rows" > "/dev/stderr"; exit 1 }
-	n = split("glibc glibc-notrim pool-single pool-locked pool-per-thread pool-set-single pool-set-locked pool-set-per-thread floor", need, " ")
+	n = split("glibc glibc-notrim pool-single pool-locked pool-per-thread pool-set-single pool-set-locked pool-set-per-thread floor " inline_rows, need, " ")
 	for (i = 1; i <= n; i++)
 		if (!(need[i] in seen)) {
 			print "smoke: no row of " need[i] > "/dev/stderr"
