@@ -355,21 +355,23 @@ static void *aba_thread_fn(void *arg)
 
 /* ------------------------------------------------------------ capacity */
 
-/* Takes count blocks of c's block size from this thread, each one served,
- * then one more request must fail with ENOMEM.  Returns them in a
- * malloc()ed array. */
+/* Takes count blocks of c from this thread, asking for its smallest and
+ * its largest size in turn (a size sent to another class finds no block
+ * there), each one served, then one more request must fail with ENOMEM.
+ * Returns them in a malloc()ed array. */
 static void **take_class(struct aba *a, struct aba_class *c, size_t count,
                          const char *when)
 {
 	void **blocks = calloc(count, sizeof *blocks);
 	CHECK(blocks != NULL, "out of memory");
 	for (size_t i = 0; i < count; i++) {
-		blocks[i] = aba_alloc(a, c->block_size, false);
+		size_t size = i % 2 ? c->min_size : c->block_size;
+		blocks[i] = aba_alloc(a, size, false);
 		CHECK(blocks[i] != NULL,
 		      "%s, %s, %s: only %zu of %zu blocks of %zu B could be "
-		      "had: %s",
+		      "had (asking for %zu bytes): %s",
 		      mode_name(a->flags), a->what, when, i, count,
-		      c->block_size, strerror(errno));
+		      c->block_size, size, strerror(errno));
 	}
 	errno = 0;
 	void *beyond = aba_alloc(a, c->block_size, false);
