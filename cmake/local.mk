@@ -1,7 +1,8 @@
 # cmake/: the CMake package, installed by `make install` beside the
 # library, and the tests of what an installed tree gives its users.
-# Included by the top-level Makefile.am, so paths are from the top of the
-# tree.
+# Included by the top-level Makefile.am: this directory is %reldir%, other
+# paths (the tests) are from the top of the tree; the installed package's
+# directory, $(libdir)/cmake/shiftpool, is no path of the tree.
 #
 #	tests/cmake.sh       a CMake project builds and runs against the
 #	                     installed tree with find_package(shiftpool 0.1)
@@ -16,18 +17,18 @@
 
 cmakeconfigdir = $(libdir)/cmake/shiftpool
 nodist_cmakeconfig_DATA = \
-	cmake/shiftpoolConfig.cmake \
-	cmake/shiftpoolConfigVersion.cmake
+	%reldir%/shiftpoolConfig.cmake \
+	%reldir%/shiftpoolConfigVersion.cmake
 CLEANFILES += $(nodist_cmakeconfig_DATA)
 EXTRA_DIST += \
-	cmake/shiftpoolConfig.cmake.in \
-	cmake/shiftpoolConfigVersion.cmake.in
+	%reldir%/shiftpoolConfig.cmake.in \
+	%reldir%/shiftpoolConfigVersion.cmake.in
 
 # The paths in the package are relative to its own directory: computed
 # here, where make knows the final libdir and includedir, so that
 # `make install prefix=...` and a moved tree both work.  The pointer size
 # is the compiler's, for the version file's check.
-cmake_generate = $(MKDIR_P) cmake && \
+cmake_generate = $(MKDIR_P) %reldir% && \
 	rel_include=`realpath -s -m --relative-to='$(cmakeconfigdir)' '$(includedir)'` && \
 	rel_lib=`realpath -s -m --relative-to='$(cmakeconfigdir)' '$(libdir)'` && \
 	pointer=`echo __SIZEOF_POINTER__ | $(CPP) $(CPPFLAGS) -P - | tr -d ' '` && \
@@ -38,14 +39,16 @@ cmake_generate = $(MKDIR_P) cmake && \
 	       -e 's|[@]SHIFTPOOL_VERSION_MAJOR[@]|$(SHIFTPOOL_VERSION_MAJOR)|g' \
 	       -e 's|[@]SHIFTPOOL_VERSION_MINOR[@]|$(SHIFTPOOL_VERSION_MINOR)|g'
 
-cmake/shiftpoolConfig.cmake: $(srcdir)/cmake/shiftpoolConfig.cmake.in Makefile
+%reldir%/shiftpoolConfig.cmake: \
+		$(srcdir)/%reldir%/shiftpoolConfig.cmake.in Makefile
 	$(AM_V_GEN)$(cmake_generate) \
-	  $(srcdir)/cmake/shiftpoolConfig.cmake.in >$@.tmp && mv $@.tmp $@
+	  $(srcdir)/%reldir%/shiftpoolConfig.cmake.in >$@.tmp && mv $@.tmp $@
 
-cmake/shiftpoolConfigVersion.cmake: \
-		$(srcdir)/cmake/shiftpoolConfigVersion.cmake.in Makefile
+%reldir%/shiftpoolConfigVersion.cmake: \
+		$(srcdir)/%reldir%/shiftpoolConfigVersion.cmake.in Makefile
 	$(AM_V_GEN)$(cmake_generate) \
-	  $(srcdir)/cmake/shiftpoolConfigVersion.cmake.in >$@.tmp && mv $@.tmp $@
+	  $(srcdir)/%reldir%/shiftpoolConfigVersion.cmake.in \
+	  >$@.tmp && mv $@.tmp $@
 
 TESTS += tests/cmake.sh tests/consumers.sh
 dist_noinst_SCRIPTS += tests/cmake.sh tests/consumers.sh

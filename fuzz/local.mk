@@ -2,7 +2,7 @@
 # undefined) by "make fuzz" only, which then runs each for FUZZ_SECONDS on
 # a copy of its seed corpus fuzz/corpus/NAME/, in fuzz/work/NAME/ (what it
 # finds stays there: crashes as fuzz/work/NAME-crash-*).  Included from the
-# top Makefile.am; paths are from the top.
+# top Makefile.am: this directory is %reldir%, other paths are from the top.
 #
 # A new target NAME: fuzz/NAME.c and fuzz/corpus/NAME/, its name in
 # FUZZ_TARGETS, its sources in a build rule like analyze's, its files in
@@ -20,18 +20,20 @@ FUZZ_LINK = $(CLANG) $(FUZZ_CPPFLAGS) $(FUZZ_CFLAGS) -o $@ \
 FUZZ_NO_CLANG = echo "make fuzz: clang was not found by configure; install" \
 	"clang and run configure again" >&2; exit 1
 
-fuzz/analyze-fuzzer: fuzz/analyze.c $(ANALYZE_CORE_SOURCES) include/shiftpool.h
+%reldir%/analyze-fuzzer: %reldir%/analyze.c $(ANALYZE_CORE_SOURCES) \
+		include/shiftpool.h
 	@test -n "$(CLANG)" || { $(FUZZ_NO_CLANG); }
-	@$(MKDIR_P) fuzz
+	@$(MKDIR_P) %reldir%
 	$(AM_V_CC)$(FUZZ_LINK) -I$(top_srcdir)/tools/analyze
 
 # The library's sources built into the target, so that all of it is
 # instrumented; SHIFTPOOL_ASAN makes it poison free blocks as an
 # --enable-sanitizers=address build does.  The public header is generated
 # in the build tree (FUZZ_CPPFLAGS looks there first).
-fuzz/api-fuzzer: fuzz/api.c $(src_libshiftpool_la_SOURCES) include/shiftpool.h
+%reldir%/api-fuzzer: %reldir%/api.c $(src_libshiftpool_la_SOURCES) \
+		include/shiftpool.h
 	@test -n "$(CLANG)" || { $(FUZZ_NO_CLANG); }
-	@$(MKDIR_P) fuzz
+	@$(MKDIR_P) %reldir%
 	$(AM_V_CC)$(FUZZ_LINK) -DSHIFTPOOL_ASAN=1 \
 	  -pthread
 
@@ -39,30 +41,30 @@ fuzz/api-fuzzer: fuzz/api.c $(src_libshiftpool_la_SOURCES) include/shiftpool.h
 fuzz:
 	@test -n "$(CLANG)" || { $(FUZZ_NO_CLANG); }
 	@for t in $(FUZZ_TARGETS); do \
-	  $(MAKE) $(AM_MAKEFLAGS) fuzz/$$t-fuzzer || exit 1; \
+	  $(MAKE) $(AM_MAKEFLAGS) %reldir%/$$t-fuzzer || exit 1; \
 	done
 	@for t in $(FUZZ_TARGETS); do \
-	  rm -rf fuzz/work/$$t && $(MKDIR_P) fuzz/work/$$t && \
-	  cp $(srcdir)/fuzz/corpus/$$t/* fuzz/work/$$t/ && \
-	  echo "fuzz/$$t-fuzzer: $(FUZZ_SECONDS) s on a copy of fuzz/corpus/$$t" && \
-	  fuzz/$$t-fuzzer -max_total_time=$(FUZZ_SECONDS) \
-	    -artifact_prefix=fuzz/work/$$t- fuzz/work/$$t || exit 1; \
+	  rm -rf %reldir%/work/$$t && $(MKDIR_P) %reldir%/work/$$t && \
+	  cp $(srcdir)/%reldir%/corpus/$$t/* %reldir%/work/$$t/ && \
+	  echo "%reldir%/$$t-fuzzer: $(FUZZ_SECONDS) s on a copy of %reldir%/corpus/$$t" && \
+	  %reldir%/$$t-fuzzer -max_total_time=$(FUZZ_SECONDS) \
+	    -artifact_prefix=%reldir%/work/$$t- %reldir%/work/$$t || exit 1; \
 	done
 
 clean-fuzz:
-	rm -rf fuzz/work
-	for t in $(FUZZ_TARGETS); do rm -f fuzz/$$t-fuzzer; done
+	rm -rf %reldir%/work
+	for t in $(FUZZ_TARGETS); do rm -f %reldir%/$$t-fuzzer; done
 clean-local: clean-fuzz
 
-EXTRA_DIST += fuzz/analyze.c fuzz/api.c \
-	fuzz/corpus/analyze/v1-calls \
-	fuzz/corpus/analyze/v1-realloc \
-	fuzz/corpus/analyze/v2-bulk-trim \
-	fuzz/corpus/analyze/v2-fork-report \
-	fuzz/corpus/analyze/v2-odd-lines \
-	fuzz/corpus/analyze/v2-set \
-	fuzz/corpus/api/destroy-live \
-	fuzz/corpus/api/locked-nofallback \
-	fuzz/corpus/api/per-thread-fill \
-	fuzz/corpus/api/single-exhaust \
-	fuzz/corpus/api/two-pools-misuse
+EXTRA_DIST += %reldir%/analyze.c %reldir%/api.c \
+	%reldir%/corpus/analyze/v1-calls \
+	%reldir%/corpus/analyze/v1-realloc \
+	%reldir%/corpus/analyze/v2-bulk-trim \
+	%reldir%/corpus/analyze/v2-fork-report \
+	%reldir%/corpus/analyze/v2-odd-lines \
+	%reldir%/corpus/analyze/v2-set \
+	%reldir%/corpus/api/destroy-live \
+	%reldir%/corpus/api/locked-nofallback \
+	%reldir%/corpus/api/per-thread-fill \
+	%reldir%/corpus/api/single-exhaust \
+	%reldir%/corpus/api/two-pools-misuse

@@ -1,7 +1,8 @@
 /*
  * The "set" suite: pool sets in every mode.  Each size goes to the
- * smallest class that fits and is served there until that class is
- * exhausted; pool_set_free() takes back every pointer (blocks of any
+ * smallest class that fits (at every class boundary too) and is served
+ * there until that class is exhausted, then by the fallback or not at all
+ * (every class); pool_set_free() takes back every pointer (blocks of any
  * class, fallback allocations); realloc moves across classes keeping the
  * contents; misuse (a double free, a pointer into a slice that is no
  * block, another set's block) is reported and never reaches free();
@@ -13,8 +14,10 @@
 
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,36 +80,265 @@ START_TEST(test_set_classes)
 }
 END_TEST
 
-/* A class serves every request that fits it until it is exhausted; then
- * the fallback (or ENOMEM); its blocks all go back. */
-START_TEST(test_set_class_until_exhausted)
+/* The classes of a set from MIN_BLOCK to MAX_BLOCK. */
+#define CLASS_COUNT 9
+_Static_assert((MIN_BLOCK << (CLASS_COUNT - 1)) == MAX_BLOCK,
+               "CLASS_COUNT is the number of classes");
+/* bytes_per_class of a set whose classes run out soon: with 4 KiB pages,
+ * 768 blocks of 16 B down to 3 of 4 KiB. */
+#define SMALL_PER_CLASS ((size_t)16 << 10)
+
+/* Every class's counters, out[k] those of the class MIN_BLOCK << k. */
+static void every_class_stats(const pool_set_t *set,
+                              pool_stats_t out[CLASS_COUNT])
+{
+	for (unsigned k = 0; k < CLASS_COUNT; k++)
+		out[k] = class_stats(set, (size_t)MIN_BLOCK << k);
+}
+
+/* The index k of the class of block_size bytes. */
+static unsigned class_index(size_t block_size)
+{
+	return (unsigned)__builtin_ctzll(block_size / MIN_BLOCK);
+}
+
+/* Asserts that no class but the one of index except served, took back or
+ * fell back since before; what names the moment. */
+static void assert_others_untouched(const pool_set_t *set,
+                                    const pool_stats_t before[CLASS_COUNT],
+                                    unsigned except, const char *what)
+{
+	pool_stats_t now[CLASS_COUNT];
+	every_class_stats(set, now);
+	for (unsigned k = 0; k < CLASS_COUNT; k++)
+		expect(k == except || (now[k].allocs == before[k].allocs &&
+		                       now[k].in_use == before[k].in_use &&
+		                       now[k].fallback_allocs ==
+		                           before[k].fallback_allocs),
+		       "%s: the %zu B class moved too (allocs %" PRIu64
+		       " -> %" PRIu64 ", in_use %zu -> %zu, fallback %" PRIu64
+		       " -> %" PRIu64 ")",
+		       what, now[k].block_size, before[k].allocs, now[k].allocs,
+		       before[k].in_use, now[k].in_use,
+		       before[k].fallback_allocs, now[k].fallback_allocs);
+}
+
+static int compare_pointers(const void *x, const void *y)
+{
+	uintptr_t a = (uintptr_t) * (void *const *)x;
+	uintptr_t b = (uintptr_t) * (void *const *)y;
+	return (a > b) - (a < b);
+}
+
+/*
+ * Fills every class of a set of small classes, the smallest first, each
+ * with sizes only it fits (above half its block), and keeps every block:
+ * each request is served by that class (its allocs grow, no fallback, no
+ * other class moves) until the class is exhausted; the next one goes to
+ * the fallback, counted by that class, or under POOL_NO_FALLBACK fails
+ * with ENOMEM, and no other class serves it.  The classes filled before
+ * stay exhausted meanwhile.  Then everything goes back, and each class
+ * serves again.
+ */
+static void exhaust_every_class(int flags)
+{
+	const char *mode = mode_name(flags);
+	bool fallback = !(flags & POOL_NO_FALLBACK);
+	size_t page = page_size();
+	size_t slice = SMALL_PER_CLASS;
+	while (slice < MAX_BLOCK + page)
+		slice *= 2;
+	errno = 0;
+	pool_set_t *set =
+	    pool_set_init(MIN_BLOCK, MAX_BLOCK, SMALL_PER_CLASS, flags);
+	ck_assert_msg(set != NULL, "pool_set_init(%#x): %s", (unsigned)flags,
+	              strerror(errno));
+	void **held[CLASS_COUNT];
+	size_t counts[CLASS_COUNT];
+	void *extra[CLASS_COUNT];
+	uint64_t blocks = 0;
+	char what[128];
+
+	for (unsigned k = 0; k < CLASS_COUNT; k++) {
+		size_t block = (size_t)MIN_BLOCK << k;
+		size_t least = k == 0 ? 1 : block / 2 + 1;
+		size_t sizes = block - least + 1;
+		pool_stats_t before[CLASS_COUNT];
+		every_class_stats(set, before);
+		size_t count = before[k].block_count;
+		/* A slice less its guard page, all blocks. */
+		ck_assert_msg(count >= (slice - page) / block,
+		              "%s: %zu blocks of %zu B in a slice of %zu", mode,
+		              count, block, slice);
+		ck_assert_uint_eq(before[k].allocs, 0);
+		void **p = malloc(count * sizeof *p);
+		ck_assert_ptr_nonnull(p);
+		for (size_t i = 0; i < count; i++) {
+			size_t size = least + i % sizes;
+			p[i] = pool_set_malloc(set, size);
+			expect(p[i] != NULL,
+			       "%s: request %zu of %zu (%zu bytes) for the "
+			       "%zu B class failed: %s",
+			       mode, i + 1, count, size, block,
+			       strerror(errno));
+			memset(p[i], (int)k, size);
+			pool_stats_t st = class_stats(set, block);
+			expect(st.allocs == i + 1 && st.in_use == i + 1 &&
+			           st.fallback_allocs == 0,
+			       "%s: request %zu of %zu (%zu bytes) not served "
+			       "by the %zu B class (allocs %" PRIu64
+			       ", in_use %zu, fallback %" PRIu64 ")",
+			       mode, i + 1, count, size, block, st.allocs,
+			       st.in_use, st.fallback_allocs);
+		}
+		snprintf(what, sizeof what, "%s: %zu B class filled", mode,
+		         block);
+		assert_others_untouched(set, before, k, what);
+
+		/* Exhausted: one more request of its sizes. */
+		size_t size = least + count % sizes;
+		errno = 0;
+		extra[k] = pool_set_malloc(set, size);
+		pool_stats_t st = class_stats(set, block);
+		if (fallback) {
+			ck_assert_msg(extra[k] != NULL,
+			              "%s: %zu bytes past the %zu B class: %s",
+			              mode, size, block, strerror(errno));
+			memset(extra[k], 0xee, size);
+			ck_assert_msg(st.fallback_allocs == 1,
+			              "%s: %zu bytes past the %zu B class: its "
+			              "fallback_allocs %" PRIu64 ", not 1",
+			              mode, size, block, st.fallback_allocs);
+		} else {
+			ck_assert_msg(
+			    extra[k] == NULL,
+			    "%s: the %zu B class, exhausted after %zu "
+			    "blocks, served %zu bytes",
+			    mode, block, count, size);
+			ck_assert_int_eq(errno, ENOMEM);
+			ck_assert_uint_eq(st.fallback_allocs, 0);
+		}
+		ck_assert_uint_eq(st.allocs, count);
+		ck_assert_uint_eq(st.in_use, count);
+		snprintf(what, sizeof what,
+		         "%s: %zu bytes past the %zu B class", mode, size,
+		         block);
+		assert_others_untouched(set, before, k, what);
+
+		/* All distinct, and none written by a later request. */
+		qsort(p, count, sizeof *p, compare_pointers);
+		for (size_t i = 0; i < count; i++)
+			expect((i == 0 || p[i - 1] != p[i]) &&
+			           *(unsigned char *)p[i] == k,
+			       "%s: the %zu B class handed out %p twice", mode,
+			       block, p[i]);
+		held[k] = p;
+		counts[k] = count;
+		blocks += count;
+	}
+
+	for (unsigned k = 0; k < CLASS_COUNT; k++) {
+		for (size_t i = 0; i < counts[k]; i++)
+			pool_set_free(set, held[k][i]);
+		pool_set_free(set, extra[k]);
+		free(held[k]);
+	}
+	pool_stats_t total;
+	ck_assert_int_eq(pool_set_stats(set, 0, &total), 0);
+	ck_assert_uint_eq(total.in_use, 0);
+	ck_assert_uint_eq(total.allocs, blocks);
+	ck_assert_uint_eq(total.frees, blocks);
+	ck_assert_uint_eq(total.fallback_allocs, fallback ? CLASS_COUNT : 0);
+	ck_assert_uint_eq(total.fallback_frees, total.fallback_allocs);
+	/* Exhaustion does not last. */
+	for (unsigned k = 0; k < CLASS_COUNT; k++) {
+		size_t block = (size_t)MIN_BLOCK << k;
+		void *p = pool_set_malloc(set, block);
+		ck_assert_ptr_nonnull(p);
+		pool_stats_t st = class_stats(set, block);
+		ck_assert_uint_eq(st.allocs, counts[k] + 1);
+		ck_assert_uint_eq(st.in_use, 1);
+		pool_set_free(set, p);
+	}
+	pool_set_destroy(set);
+}
+
+/* Every class, with and without the fallback. */
+START_TEST(test_set_every_class_until_exhausted)
+{
+	int mode = test_modes[_i];
+	exhaust_every_class(mode);
+	exhaust_every_class(mode | POOL_NO_FALLBACK);
+}
+END_TEST
+
+/*
+ * The sizes at every class boundary, 2^k - 1, 2^k and 2^k + 1 up to
+ * 2 * MAX_BLOCK, by malloc and by calloc: each is served by the smallest
+ * class that fits it, on a block aligned to its size (up to a page), and
+ * no other class moves; above MAX_BLOCK the fallback serves it, counted
+ * by the largest class.
+ */
+START_TEST(test_set_class_boundaries)
 {
 	int mode = test_modes[_i];
 	pool_set_t *set = test_set(mode);
-	size_t count = class_stats(set, 64).block_count;
-	ck_assert_uint_ge(count, PER_CLASS / 64 - 4096 / 64);
-	void **p = malloc((count + 1) * sizeof *p);
-	ck_assert_ptr_nonnull(p);
+	size_t page = page_size();
+	char what[128];
 
-	for (size_t i = 0; i < count; i++) {
-		p[i] = pool_set_malloc(set, 33 + i % 32);
-		ck_assert_ptr_nonnull(p[i]);
+	for (size_t power = 1; power <= 2 * MAX_BLOCK; power *= 2) {
+		const size_t sizes[] = {power - 1, power, power + 1};
+		for (unsigned s = 0; s < 6; s++) {
+			size_t size = sizes[s / 2];
+			bool zero = s % 2;
+			if (size == 0)
+				continue;
+			bool fits = size <= MAX_BLOCK;
+			size_t block = fits ? class_of(size) : MAX_BLOCK;
+			unsigned k = class_index(block);
+			pool_stats_t before[CLASS_COUNT];
+			every_class_stats(set, before);
+			char *p = zero ? pool_set_calloc(set, size, 1)
+			               : pool_set_malloc(set, size);
+			ck_assert_ptr_nonnull(p);
+			if (zero)
+				assert_bytes(p, size, 0, "pool_set_calloc");
+			memset(p, 0x5a, size);
+			pool_stats_t st = class_stats(set, block);
+			snprintf(
+			    what, sizeof what, "%s: %s(%zu)", mode_name(mode),
+			    zero ? "pool_set_calloc" : "pool_set_malloc", size);
+			if (fits) {
+				ck_assert_msg(
+				    st.allocs == before[k].allocs + 1 &&
+				        st.in_use == before[k].in_use + 1 &&
+				        st.fallback_allocs ==
+				            before[k].fallback_allocs,
+				    "%s not served by the %zu B class", what,
+				    block);
+				size_t align = block < page ? block : page;
+				ck_assert_msg((uintptr_t)p % align == 0,
+				              "%s: %p not aligned to %zu", what,
+				              (void *)p, align);
+			} else {
+				ck_assert_msg(
+				    st.fallback_allocs ==
+				            before[k].fallback_allocs + 1 &&
+				        st.allocs == before[k].allocs,
+				    "%s not served by the fallback of "
+				    "the largest class",
+				    what);
+			}
+			assert_others_untouched(set, before, k, what);
+			pool_set_free(set, p);
+			ck_assert_uint_eq(class_stats(set, block).in_use,
+			                  before[k].in_use);
+		}
 	}
-	pool_stats_t st = class_stats(set, 64);
-	ck_assert_uint_eq(st.in_use, count);
-	ck_assert_uint_eq(st.fallback_allocs, 0);
-	p[count] = pool_set_malloc(set, 64);
-	ck_assert_ptr_nonnull(p[count]);
-	ck_assert_uint_eq(class_stats(set, 64).fallback_allocs, 1);
-	/* Other classes are not touched by it. */
-	ck_assert_uint_eq(class_stats(set, 128).allocs, 0);
-	for (size_t i = 0; i <= count; i++)
-		pool_set_free(set, p[i]);
 	pool_stats_t total;
 	ck_assert_int_eq(pool_set_stats(set, 0, &total), 0);
 	ck_assert_uint_eq(total.in_use, 0);
 	ck_assert_uint_eq(total.fallback_allocs, total.fallback_frees);
-	free(p);
 	pool_set_destroy(set);
 }
 END_TEST
@@ -329,7 +561,8 @@ Suite *set_suite(void)
 
 	TCase *tc = test_tcase(s, "set");
 	test_add_every_mode(tc, test_set_classes);
-	test_add_every_mode(tc, test_set_class_until_exhausted);
+	test_add_every_mode(tc, test_set_every_class_until_exhausted);
+	test_add_every_mode(tc, test_set_class_boundaries);
 	test_add_every_mode(tc, test_set_above_max);
 	test_add_every_mode(tc, test_set_realloc);
 	test_add_every_mode(tc, test_set_misuse);

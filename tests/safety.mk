@@ -1,6 +1,7 @@
 # Safety and observability tests (reliability goals 2, 4, 6, 7): each proves
 # that a debugging or hardening feature really reports.  Included by the
-# top-level Makefile.am, so paths are from the top of the tree.
+# top-level Makefile.am: this directory is %reldir% (%canon_reldir% in
+# names), other paths are from the top of the tree.
 #
 #	tests/safety-valgrind.sh   memcheck sees a use after free of a pool
 #	                           block in every mode (runs tests/safety-uaf);
@@ -42,106 +43,115 @@
 # `make safety-valgrind-suite` runs it on tests/check_shiftpool.
 
 SAFETY_TESTS = \
-	tests/safety-valgrind.sh \
-	tests/safety-asan \
-	tests/safety-hardened \
-	tests/safety-debug \
-	tests/safety-trace \
-	tests/safety-stats-print \
-	tests/safety-fork \
-	tests/safety-wrong-pool \
-	tests/safety-guard \
-	tests/safety-fork-trace \
-	tests/safety-stats-exit \
-	tests/safety-handler \
-	tests/safety-handler-switch \
-	tests/safety-hugepages \
-	tests/safety-setuid.sh
+	%reldir%/safety-valgrind.sh \
+	%reldir%/safety-asan \
+	%reldir%/safety-hardened \
+	%reldir%/safety-debug \
+	%reldir%/safety-trace \
+	%reldir%/safety-stats-print \
+	%reldir%/safety-fork \
+	%reldir%/safety-wrong-pool \
+	%reldir%/safety-guard \
+	%reldir%/safety-fork-trace \
+	%reldir%/safety-stats-exit \
+	%reldir%/safety-handler \
+	%reldir%/safety-handler-switch \
+	%reldir%/safety-hugepages \
+	%reldir%/safety-setuid.sh
 
 check_PROGRAMS += \
-	tests/safety-uaf \
-	tests/safety-asan \
-	tests/safety-hardened \
-	tests/safety-debug \
-	tests/safety-trace \
-	tests/safety-stats-print \
-	tests/safety-fork \
-	tests/safety-wrong-pool \
-	tests/safety-guard \
-	tests/safety-fork-trace \
-	tests/safety-stats-exit \
-	tests/safety-handler \
-	tests/safety-handler-switch \
-	tests/safety-hugepages \
-	tests/safety-setuid-helper
+	%reldir%/safety-uaf \
+	%reldir%/safety-asan \
+	%reldir%/safety-hardened \
+	%reldir%/safety-debug \
+	%reldir%/safety-trace \
+	%reldir%/safety-stats-print \
+	%reldir%/safety-fork \
+	%reldir%/safety-wrong-pool \
+	%reldir%/safety-guard \
+	%reldir%/safety-fork-trace \
+	%reldir%/safety-stats-exit \
+	%reldir%/safety-handler \
+	%reldir%/safety-handler-switch \
+	%reldir%/safety-hugepages \
+	%reldir%/safety-setuid-helper
 TESTS += $(SAFETY_TESTS)
-dist_noinst_SCRIPTS += tests/safety-valgrind.sh tests/safety-valgrind-suite.sh \
-	tests/safety-setuid.sh
+dist_noinst_SCRIPTS += %reldir%/safety-valgrind.sh \
+	%reldir%/safety-valgrind-suite.sh %reldir%/safety-setuid.sh
 
 # Run under valgrind by a script: the real binary, not a libtool wrapper.
-tests_safety_uaf_SOURCES = tests/safety-uaf.c tests/safety-util.h
-tests_safety_uaf_LDADD = src/libshiftpool.la
-tests_safety_uaf_LDFLAGS = $(AM_LDFLAGS) -no-install
+%canon_reldir%_safety_uaf_SOURCES = %reldir%/safety-uaf.c \
+	%reldir%/safety-util.h
+%canon_reldir%_safety_uaf_LDADD = src/libshiftpool.la
+%canon_reldir%_safety_uaf_LDFLAGS = $(AM_LDFLAGS) -no-install
 
-tests_safety_asan_SOURCES = tests/safety-asan.c tests/safety-util.h
-tests_safety_asan_LDADD = src/libshiftpool.la
+%canon_reldir%_safety_asan_SOURCES = %reldir%/safety-asan.c \
+	%reldir%/safety-util.h
+%canon_reldir%_safety_asan_LDADD = src/libshiftpool.la
 
-tests_safety_hardened_SOURCES = tests/safety-hardened.c tests/safety-util.h
-tests_safety_hardened_LDADD = src/libshiftpool.la
+%canon_reldir%_safety_hardened_SOURCES = %reldir%/safety-hardened.c \
+	%reldir%/safety-util.h
+%canon_reldir%_safety_hardened_LDADD = src/libshiftpool.la
 
-tests_safety_debug_SOURCES = tests/safety-debug.c tests/safety-util.h
-tests_safety_debug_LDADD = src/libshiftpool.la
+%canon_reldir%_safety_debug_SOURCES = %reldir%/safety-debug.c \
+	%reldir%/safety-util.h
+%canon_reldir%_safety_debug_LDADD = src/libshiftpool.la
 
-tests_safety_trace_SOURCES = tests/safety-trace.c tests/safety-util.h
-tests_safety_trace_LDADD = src/libshiftpool.la
+%canon_reldir%_safety_trace_SOURCES = %reldir%/safety-trace.c \
+	%reldir%/safety-util.h
+%canon_reldir%_safety_trace_LDADD = src/libshiftpool.la
 
-tests_safety_stats_print_SOURCES = tests/safety-stats-print.c \
-	tests/safety-util.h
-tests_safety_stats_print_LDADD = src/libshiftpool.la
+%canon_reldir%_safety_stats_print_SOURCES = %reldir%/safety-stats-print.c \
+	%reldir%/safety-util.h
+%canon_reldir%_safety_stats_print_LDADD = src/libshiftpool.la
 
-tests_safety_fork_SOURCES = tests/safety-fork.c tests/safety-util.h
-tests_safety_fork_LDADD = src/libshiftpool.la
+%canon_reldir%_safety_fork_SOURCES = %reldir%/safety-fork.c \
+	%reldir%/safety-util.h
+%canon_reldir%_safety_fork_LDADD = src/libshiftpool.la
 
-tests_safety_wrong_pool_SOURCES = tests/safety-wrong-pool.c \
-	tests/safety-util.h
-tests_safety_wrong_pool_LDADD = src/libshiftpool.la
+%canon_reldir%_safety_wrong_pool_SOURCES = %reldir%/safety-wrong-pool.c \
+	%reldir%/safety-util.h
+%canon_reldir%_safety_wrong_pool_LDADD = src/libshiftpool.la
 
-tests_safety_guard_SOURCES = tests/safety-guard.c tests/safety-util.h
-tests_safety_guard_LDADD = src/libshiftpool.la
+%canon_reldir%_safety_guard_SOURCES = %reldir%/safety-guard.c \
+	%reldir%/safety-util.h
+%canon_reldir%_safety_guard_LDADD = src/libshiftpool.la
 
-tests_safety_fork_trace_SOURCES = tests/safety-fork-trace.c \
-	tests/safety-util.h
-tests_safety_fork_trace_LDADD = src/libshiftpool.la
+%canon_reldir%_safety_fork_trace_SOURCES = %reldir%/safety-fork-trace.c \
+	%reldir%/safety-util.h
+%canon_reldir%_safety_fork_trace_LDADD = src/libshiftpool.la
 
-tests_safety_stats_exit_SOURCES = tests/safety-stats-exit.c \
-	tests/safety-util.h
-tests_safety_stats_exit_LDADD = src/libshiftpool.la
+%canon_reldir%_safety_stats_exit_SOURCES = %reldir%/safety-stats-exit.c \
+	%reldir%/safety-util.h
+%canon_reldir%_safety_stats_exit_LDADD = src/libshiftpool.la
 
-tests_safety_handler_SOURCES = tests/safety-handler.c tests/safety-util.h
-tests_safety_handler_LDADD = src/libshiftpool.la
+%canon_reldir%_safety_handler_SOURCES = %reldir%/safety-handler.c \
+	%reldir%/safety-util.h
+%canon_reldir%_safety_handler_LDADD = src/libshiftpool.la
 
-tests_safety_handler_switch_SOURCES = tests/safety-handler-switch.c \
-	tests/safety-util.h
-tests_safety_handler_switch_LDADD = src/libshiftpool.la
+%canon_reldir%_safety_handler_switch_SOURCES = \
+	%reldir%/safety-handler-switch.c %reldir%/safety-util.h
+%canon_reldir%_safety_handler_switch_LDADD = src/libshiftpool.la
 
-tests_safety_hugepages_SOURCES = tests/safety-hugepages.c tests/safety-util.h
-tests_safety_hugepages_LDADD = src/libshiftpool.la
+%canon_reldir%_safety_hugepages_SOURCES = %reldir%/safety-hugepages.c \
+	%reldir%/safety-util.h
+%canon_reldir%_safety_hugepages_LDADD = src/libshiftpool.la
 
 # Copied and made set-user-ID by a script: a program that needs no
 # uninstalled shared library (the dynamic loader ignores LD_LIBRARY_PATH
 # in a set-user-ID program).
-tests_safety_setuid_helper_SOURCES = tests/safety-setuid-helper.c
-tests_safety_setuid_helper_LDADD = src/libshiftpool.la
-tests_safety_setuid_helper_LDFLAGS = $(AM_LDFLAGS) -static
+%canon_reldir%_safety_setuid_helper_SOURCES = %reldir%/safety-setuid-helper.c
+%canon_reldir%_safety_setuid_helper_LDADD = src/libshiftpool.la
+%canon_reldir%_safety_setuid_helper_LDFLAGS = $(AM_LDFLAGS) -static
 
 # The valgrind test needs its program built before it runs (make check
 # builds check_PROGRAMS first; this is for `make check TESTS=...` alone).
-tests/safety-valgrind.log: tests/safety-uaf$(EXEEXT)
-tests/safety-setuid.log: tests/safety-setuid-helper$(EXEEXT)
+%reldir%/safety-valgrind.log: %reldir%/safety-uaf$(EXEEXT)
+%reldir%/safety-setuid.log: %reldir%/safety-setuid-helper$(EXEEXT)
 
 # The Check runner under memcheck (CI; minutes, not part of make check).
 safety-valgrind-suite: all
 	$(MAKE) $(AM_MAKEFLAGS) $(check_PROGRAMS)
 	abs_top_builddir='$(abs_top_builddir)' \
-	  $(SHELL) $(srcdir)/tests/safety-valgrind-suite.sh
+	  $(SHELL) $(srcdir)/%reldir%/safety-valgrind-suite.sh
 .PHONY: safety-valgrind-suite

@@ -4,7 +4,7 @@
  * through a shared array, thread churn, patterns checked at every free.
  *
  *	tests/stress [--long] [--mode=locked|per-thread] [--threads=1,2,4]
- *	             [--only=stress,churn,two-pools,destroy,misuse]
+ *	             [--only=stress,churn,misuse,trim,set,two-pools,destroy]
  *	             [--steps=N] [--rounds=N] [--cycles=N] [--preempt-us=N]
  *	             [--seed=N]
  *
@@ -22,7 +22,11 @@
  *  destroy    pool_destroy() while threads that used the POOL_PER_THREAD
  *	       pool are alive;
  *  misuse     cross-thread double frees, racing and sequential: each one
- *	       reported.
+ *	       reported;
+ *  trim       pool_trim() racing with threads that allocate and free: no
+ *	       live block's page is given back;
+ *  set        a pool set of several classes under threads, objects of
+ *	       every class crossing threads, classes running out.
  * What the parts share (tracked pools, threads, failure reports, the
  * preemption timer) is concurrency.c, which tests/aba uses too.
  *
@@ -57,15 +61,19 @@ static const struct part {
 
 #define NPARTS (sizeof parts / sizeof parts[0])
 
+/* --only lists every part of the table, so a new part shows here. */
 static void usage(const char *argv0)
 {
 	fprintf(stderr,
 	        "usage: %s [--long] [--mode=locked|per-thread] "
 	        "[--threads=N[,N...]]\n"
-	        "       [--only=stress,churn,two-pools,destroy,misuse] "
-	        "[--steps=N] [--rounds=N]\n"
-	        "       [--cycles=N] [--preempt-us=N (0: off)] [--seed=N]\n",
+	        "       [--only=",
 	        argv0);
+	for (size_t i = 0; i < NPARTS; i++)
+		fprintf(stderr, "%s%s", i ? "," : "", parts[i].name);
+	fprintf(stderr, "] [--steps=N] [--rounds=N]\n"
+	                "       [--cycles=N] [--preempt-us=N (0: off)] "
+	                "[--seed=N]\n");
 	exit(2);
 }
 
@@ -97,14 +105,33 @@ static bool parse_threads(const char *list, struct stress_options *o)
 	return true;
 }
 
+/* --only=LIST: false unless every name of LIST is a part (a misspelt
+ * part would run nothing and pass). */
+static bool parts_known(const char *list)
+{
+	for (const char *p = list;; p++) {
+		size_t n = strcspn(p, ",");
+		bool known = false;
+		for (size_t i = 0; i < NPARTS; i++)
+			known |= strlen(parts[i].name) == n &&
+			         strncmp(parts[i].name, p, n) == 0;
+		if (!known)
+			return false;
+		p += n;
+		if (*p == 0)
+			return true;
+	}
+}
+
 /* The options only tests/stress takes; false for any other. */
 static bool stress_option(const char *a, struct stress_options *o)
 {
 	if (strncmp(a, "--threads=", 10) == 0)
 		return parse_threads(a + 10, o);
-	if (strncmp(a, "--only=", 7) == 0)
+	if (strncmp(a, "--only=", 7) == 0) {
 		o->only = a + 7;
-	else if (strncmp(a, "--steps=", 8) == 0)
+		return parts_known(o->only);
+	} else if (strncmp(a, "--steps=", 8) == 0)
 		o->steps = strtoul(a + 8, NULL, 10);
 	else if (strncmp(a, "--rounds=", 9) == 0)
 		o->rounds = (unsigned)strtoul(a + 9, NULL, 10);

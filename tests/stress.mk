@@ -10,17 +10,18 @@
 # owner table, tracked pools) is tests/concurrency.c; the mode names,
 # shared with the Check suites, are tests/modes.c.
 
-check_PROGRAMS += tests/stress tests/aba
-TESTS += tests/stress tests/aba
+check_PROGRAMS += %reldir%/stress %reldir%/aba
+TESTS += %reldir%/stress %reldir%/aba
 
-tests_stress_SOURCES = tests/stress.c tests/stress.h \
-	tests/stress-crossing.c tests/stress-objects.c tests/stress-objects.h \
-	tests/stress-two-pools.c tests/stress-churn.c tests/stress-destroy.c \
-	tests/stress-misuse.c tests/stress-trim.c \
-	tests/stress-set.c tests/concurrency.c tests/concurrency.h \
-	tests/modes.c tests/modes.h
-tests_stress_LDADD = src/libshiftpool.la
+%canon_reldir%_stress_SOURCES = %reldir%/stress.c %reldir%/stress.h \
+	%reldir%/stress-crossing.c %reldir%/stress-objects.c \
+	%reldir%/stress-objects.h %reldir%/stress-two-pools.c \
+	%reldir%/stress-churn.c %reldir%/stress-destroy.c \
+	%reldir%/stress-misuse.c %reldir%/stress-trim.c %reldir%/stress-set.c \
+	%reldir%/concurrency.c %reldir%/concurrency.h %reldir%/modes.c \
+	%reldir%/modes.h
+%canon_reldir%_stress_LDADD = src/libshiftpool.la
 
-tests_aba_SOURCES = tests/aba.c tests/concurrency.c tests/concurrency.h \
-	tests/modes.c tests/modes.h
-tests_aba_LDADD = src/libshiftpool.la
+%canon_reldir%_aba_SOURCES = %reldir%/aba.c %reldir%/concurrency.c \
+	%reldir%/concurrency.h %reldir%/modes.c %reldir%/modes.h
+%canon_reldir%_aba_LDADD = src/libshiftpool.la
