@@ -4,25 +4,27 @@
  * shared between the source files, grouped by the file that defines them.
  *
  * The files of src/ form layers; each calls only into the layers below it
- * (tests/layers.sh checks that no two files depend on each other):
+ * (tests/layers.sh checks that no two files depend on each other, and
+ * prints the order):
  *
  *   set.c      pool sets: classes are pools placed in one reservation
  *              (their allocations are dispatched in pool.c)
  *   pool.c     public entry points: argument checks, dispatch, fallback,
  *              bulk calls
  *   stats.c    pool_stats(), pool_stats_print()
+ *   registry.c the live pools: another pool's pointer, and fork()
+ *   fallback.c the system allocator behind a pool
  *   shared.c   POOL_SINGLE and POOL_LOCKED (fast paths inline: shared.h)
  *   thread.c   POOL_PER_THREAD (fast paths inline: thread.h)
- *   fallback.c the system allocator behind a pool
- *   registry.c the live pools: another pool's pointer, and fork()
+ *   region.c   the mapping
  *   debug.c    SHIFTPOOL_DEBUG, the fill pattern, Valgrind
  *   report.c   misuse reports and the error handler
  *   trace.c    SHIFTPOOL_TRACE (its format: trace-format.h)
- *   region.c   the mapping
  *
  * and the headers under them: hooks.h (what a block going out or coming
  * back costs when a tool is watching), link.h (the free-list links),
- * this one.
+ * this one, and the public header, whose part for SHIFTPOOL_INLINE holds
+ * the fast paths themselves.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -614,6 +616,9 @@ POOL_COLD void report_detected(const struct pool *pool, const char *function,
                                const void *ptr, enum pool_error error);
 /* Reports a free-list link, or a listed block, that is not a free block. */
 POOL_COLD void report_corrupted(struct pool *pool, const void *link);
+/* fork(): hold the handler lock across it; then both sides release it. */
+void report_fork_prepare(void);
+void report_fork_release(void);
 
 /* ------------------------------------------------------------ debug.c */
 

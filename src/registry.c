@@ -5,18 +5,22 @@
  *    outside its pool's region goes to free(), unless it lies in the
  *    region of another live pool: handed to free(), such a block would
  *    corrupt the C library's heap (or be taken into it, and handed to a
- *    second owner).  registry_find() answers without a lock: the regions
- *    sit in slots that are written under the registry lock and read under
- *    a sequence count each, in chunks that are never moved or freed, so a
+ *    second owner).  registry_find() answers without a lock.  First a
+ *    table with a count per 2 MiB granule of the address space, of the
+ *    live regions that reach into it: a pointer whose granule no region
+ *    reaches (a fallback allocation, nearly always) is answered with one
+ *    load.  Only the others are looked up in the regions, which sit in
+ *    slots that are written under the registry lock and read under a
+ *    sequence count each, in chunks that are never moved or freed, so a
  *    reader never follows a pointer that may go away.
  *  - fork() while other threads use a pool: the child has only the forking
  *    thread, so any lock another thread held at the fork would stay locked
  *    in the child forever.  The prepare handler takes every lock the
  *    library uses (in one order: the registry, each POOL_LOCKED pool's
- *    lock, the per-thread registry, the trace), so the fork happens at a
- *    moment when no other thread is inside a locked section, and both
- *    sides release them afterwards.  Lock-free state needs no such care: a
- *    POOL_PER_THREAD span that another thread held at the fork stays with
+ *    lock, the per-thread registry, the trace, the error handler's), so
+ *    the fork happens at a moment when no other thread is inside a locked
+ *    section, and both sides release them afterwards.  Lock-free state
+ *    needs no such care: a POOL_PER_THREAD span that another thread held at the fork stays with
  *    that thread's cache in the child, where nobody uses it; the child
  *    allocates from the other spans.
  *
@@ -26,6 +30,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 /* ------------------------------------------------------------ data */
 
@@ -48,6 +53,24 @@ struct chunk {
 	_Atomic size_t used;
 	_Atomic(struct chunk *) next;
 };
+
+/*
+ * The granule table: one count per 2 MiB of the address space below
+ * 2^GRANULE_SPACE_BITS (64 MiB of reserved address space on a 64-bit
+ * system, of which only the pages that count a region are ever touched;
+ * a read of the others maps the zero page).  A count is the number of
+ * live regions that reach into the granule; 255 sticks (it is never
+ * decremented again, and the granule is always looked up).  Written under
+ * the registry lock; read with relaxed loads: a region is counted before
+ * its pool is handed to anyone, and a pointer of a region being removed
+ * belongs to a pool nobody may use any more.
+ */
+#define GRANULE_SHIFT 21
+#define GRANULE_SPACE_BITS (SIZE_MAX > UINT32_MAX ? 47 : 32)
+#define GRANULE_COUNT ((size_t)1 << (GRANULE_SPACE_BITS - GRANULE_SHIFT))
+#define GRANULE_STUCK 255
+
+static _Atomic(_Atomic uint8_t *) granules;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct chunk first_chunk;
@@ -116,6 +139,49 @@ static struct slot *slot_find(struct pool *pool)
 	}
 }
 
+/* ------------------------------------------------------------ granules */
+
+/* Counts the region [lo, hi) in (add) or out of the granule table.  Lock
+ * held; false when the table cannot be mapped (then nothing is counted). */
+static bool granules_count(uintptr_t lo, uintptr_t hi, bool add)
+{
+	_Atomic uint8_t *table =
+	    atomic_load_explicit(&granules, memory_order_relaxed);
+	if (table == NULL) {
+		if (!add)
+			return true;
+		void *map = mmap(NULL, GRANULE_COUNT, PROT_READ | PROT_WRITE,
+		                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		                 -1, 0);
+		if (map == MAP_FAILED)
+			return false;
+		table = map;
+		atomic_store_explicit(&granules, table, memory_order_release);
+	}
+	/* Beyond the table (a 57-bit address space): always looked up. */
+	for (uintptr_t g = lo >> GRANULE_SHIFT;
+	     g <= (hi - 1) >> GRANULE_SHIFT && g < GRANULE_COUNT; g++) {
+		uint8_t n = atomic_load_explicit(&table[g], memory_order_relaxed);
+		if (n == GRANULE_STUCK)
+			continue;
+		atomic_store_explicit(&table[g], (uint8_t)(add ? n + 1 : n - 1),
+		                      memory_order_relaxed);
+	}
+	return true;
+}
+
+/* Whether a live region may reach into ptr's granule. */
+static bool granule_maybe(uintptr_t ptr)
+{
+	_Atomic uint8_t *table =
+	    atomic_load_explicit(&granules, memory_order_acquire);
+	uintptr_t g = ptr >> GRANULE_SHIFT;
+	if (table == NULL)
+		return false; /* no region was ever registered */
+	return g >= GRANULE_COUNT ||
+	       atomic_load_explicit(&table[g], memory_order_relaxed) != 0;
+}
+
 /* ------------------------------------------------------------ fork */
 
 static void fork_prepare(void)
@@ -128,12 +194,14 @@ static void fork_prepare(void)
 				lock_acquire(&c->slots[i].pool->lock);
 	thread_fork_prepare();
 	trace_fork_prepare();
+	report_fork_prepare();
 }
 
 /* In the parent, and in the child, where the forking thread holds every
  * lock and may release them. */
 static void fork_release(void)
 {
+	report_fork_release();
 	thread_fork_release();
 	for (struct chunk *c = &first_chunk; c; c = c->next)
 		for (size_t i = 0; i < c->used; i++)
@@ -167,11 +235,13 @@ int registry_add(struct pool *pool)
 	pthread_once(&atfork_once, atfork_install);
 	if (atfork_error)
 		return ENOMEM;
+	uintptr_t lo = (uintptr_t)pool->claim_lo, hi = (uintptr_t)pool->claim_hi;
 	pthread_mutex_lock(&registry_lock);
 	struct slot *slot = slot_find(NULL);
+	if (slot != NULL && !granules_count(lo, hi, true))
+		slot = NULL;
 	if (slot != NULL)
-		slot_write(slot, pool, (uintptr_t)pool->claim_lo,
-		           (uintptr_t)pool->claim_hi);
+		slot_write(slot, pool, lo, hi);
 	pthread_mutex_unlock(&registry_lock);
 	return slot != NULL ? 0 : ENOMEM;
 }
@@ -180,13 +250,18 @@ void registry_remove(struct pool *pool)
 {
 	pthread_mutex_lock(&registry_lock);
 	struct slot *slot = slot_find(pool);
-	if (slot != NULL)
+	if (slot != NULL) {
 		slot_write(slot, NULL, 0, 0);
+		granules_count((uintptr_t)pool->claim_lo,
+		               (uintptr_t)pool->claim_hi, false);
+	}
 	pthread_mutex_unlock(&registry_lock);
 }
 
 bool registry_find(const void *ptr)
 {
+	if (!granule_maybe((uintptr_t)ptr))
+		return false;
 	for (struct chunk *c = &first_chunk; c != NULL;
 	     c = atomic_load_explicit(&c->next, memory_order_acquire)) {
 		size_t used =

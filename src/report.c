@@ -37,6 +37,20 @@ static struct handler *handler_pairs;
  * fields as they were written. */
 static _Atomic(struct handler *) current_handler;
 
+/* ------------------------------------------------------------ fork */
+
+/* fork(): the handler lock is taken around it, so that a child forked
+ * while another thread installs a handler can install one too. */
+void report_fork_prepare(void)
+{
+	pthread_mutex_lock(&handler_lock);
+}
+
+void report_fork_release(void)
+{
+	pthread_mutex_unlock(&handler_lock);
+}
+
 /* ------------------------------------------------------------ helpers */
 
 static void default_handler(const pool_t *pool, const char *function,

@@ -178,7 +178,7 @@ void thread_pool_destroy(struct pool *pool);
 void thread_count_fallback(struct pool *pool, bool is_free);
 /* The counters of pool_stats(); exact when no thread is inside a call. */
 void thread_stats(struct pool *pool, pool_stats_t *out);
-/* fork(): take and give back the registry lock (fork.c). */
+/* fork(): take and give back the registry lock (registry.c). */
 void thread_fork_prepare(void);
 void thread_fork_release(void);
 

@@ -61,4 +61,8 @@ if ! tsort "$edges" >/dev/null 2>"$work/loops"; then
 	exit 1
 fi
 echo "layers: $(awk '$1 != $2' "$edges" | sort -u | wc -l) dependencies among $(ls "$src"/*.c "$src"/*.h | wc -l) files, no loop"
+echo "the source files, each calling only into those after it:"
+tsort "$edges" | grep '\.c$' | tr '\n' ' ' | sed 's/ $/\n/'
+echo "the dependencies between source files:"
+awk '$1 != $2 && $1 ~ /\.c$/ && $2 ~ /\.c$/' "$edges" | sort -u | sed 's/^/	/'
 exit 0

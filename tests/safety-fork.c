@@ -9,6 +9,9 @@
  * must exit 0.  A child that hangs (a lock held at the fork and never
  * released) is killed after CHILD_SECONDS by its own alarm(), and the
  * parent gives up on it after WAIT_SECONDS; either way the test fails.
+ * Another thread installs error handlers without pause meanwhile, and
+ * every child installs one too (the handler's lock is held across the
+ * fork as well).
  * The whole test is bounded by an alarm in the parent too.
  *
  * SPDX-License-Identifier: MIT
@@ -119,12 +122,37 @@ static void *parked(void *arg)
 	return NULL;
 }
 
+/* Installs one handler, then another, until stopped. */
+static void ignore_report(const pool_t *reporter, const char *function,
+                          const void *ptr, enum pool_error error, void *arg)
+{
+	(void)reporter;
+	(void)function;
+	(void)ptr;
+	(void)error;
+	(void)arg;
+}
+
+static void *switcher(void *arg)
+{
+	static int args[2];
+	(void)arg;
+	while (!atomic_load_explicit(&stop, memory_order_relaxed))
+		for (int i = 0; i < 2; i++)
+			pool_set_error_handler(ignore_report, &args[i]);
+	pool_set_error_handler(NULL, NULL);
+	return NULL;
+}
+
 /* ------------------------------------------------------------ child */
 
 /* Exits 0 if the pool works in the child; a hang is ended by alarm(). */
 static void child(int mode)
 {
 	alarm(CHILD_SECONDS);
+	/* A child forked while the switcher installs a handler can install
+	 * one. */
+	pool_set_error_handler(NULL, NULL);
 	unsigned char *p[CHILD_BLOCKS];
 	for (int round = 0; round < 2; round++) {
 		for (int i = 0; i < CHILD_BLOCKS; i++) {
@@ -193,6 +221,9 @@ static void run(const struct safety_mode *mode)
 		        "pthread_create");
 	while (atomic_load(&hammer_threads_started) < HAMMERS)
 		sched_yield();
+	pthread_t switching;
+	REQUIRE(pthread_create(&switching, NULL, switcher, NULL) == 0,
+	        "pthread_create");
 
 	int ok = 0, failed = 0, hung = 0, forks = 0;
 	unsigned long ops_before = atomic_load(&hammer_ops);
@@ -233,6 +264,7 @@ static void run(const struct safety_mode *mode)
 	atomic_store(&stop, true);
 	for (int i = 0; i < HAMMERS; i++)
 		pthread_join(t[i], NULL);
+	pthread_join(switching, NULL);
 	pthread_mutex_lock(&park_lock);
 	parked_release = true;
 	pthread_cond_broadcast(&park_cond);

@@ -131,6 +131,85 @@ static void many_pools(void)
 	pool_destroy(a);
 }
 
+/* Pools enough to share granules of the registry's table (more than its
+ * counts hold), each caught at its first and last block, from a pool of
+ * every mode; and once they are gone, their addresses are nobody's. */
+static void crowded_granules(void)
+{
+	enum { POOLS = 300, TINY = 2 };
+	static pool_t *pools[POOLS];
+	static void *first[POOLS], *last[POOLS];
+	for (int i = 0; i < POOLS; i++) {
+		pools[i] = pool_init(BLOCK, TINY, safety_modes[i % 3].flag);
+		REQUIRE(pools[i] != NULL, "pool_init %d", i);
+		first[i] = pool_malloc(pools[i], 8);
+		last[i] = pool_malloc(pools[i], 8);
+		REQUIRE(first[i] && last[i] && pool_owns(pools[i], last[i]),
+		        "two blocks of pool %d", i);
+	}
+	for (size_t m = 0; m < SAFETY_MODE_COUNT; m++) {
+		pool_t *a = pool_init(BLOCK, 4, safety_modes[m].flag);
+		REQUIRE(a != NULL, "pool_init");
+		safety_reports_reset();
+		for (int i = 0; i < POOLS; i++) {
+			pool_free(a, first[i]);
+			pool_free(a, last[i]);
+		}
+		CHECK(safety_reported(POOL_ERROR_WRONG_POOL) == 2 * POOLS,
+		      "%s: %u wrong-pool reports of %d pools' blocks, not %d",
+		      safety_modes[m].name,
+		      safety_reported(POOL_ERROR_WRONG_POOL), POOLS,
+		      2 * POOLS);
+		pool_destroy(a);
+	}
+	for (int i = 0; i < POOLS; i++) {
+		pool_free(pools[i], first[i]);
+		pool_free(pools[i], last[i]);
+		CHECK(safety_stats(pools[i]).in_use == 0,
+		      "pool %d: its own blocks did not go back", i);
+		pool_destroy(pools[i]);
+	}
+	/* A pool whose region spans whole granules, alone in them: a block
+	 * in its middle is caught too. */
+	enum { BIG_BLOCK = 4096, BIG_COUNT = 2048 };
+	pool_t *big = pool_init(BIG_BLOCK, BIG_COUNT, POOL_SINGLE);
+	REQUIRE(big != NULL, "pool_init big");
+	static void *taken[BIG_COUNT];
+	for (int i = 0; i < BIG_COUNT; i++)
+		REQUIRE((taken[i] = pool_malloc(big, 8)) != NULL &&
+		            pool_owns(big, taken[i]),
+		        "block %d of the big pool", i);
+	for (size_t m = 0; m < SAFETY_MODE_COUNT; m++) {
+		pool_t *a = pool_init(BLOCK, 4, safety_modes[m].flag);
+		REQUIRE(a != NULL, "pool_init");
+		safety_reports_reset();
+		for (int i = 0; i < BIG_COUNT; i += 97)
+			pool_free(a, taken[i]);
+		CHECK(safety_reported(POOL_ERROR_WRONG_POOL) ==
+		          (BIG_COUNT + 96) / 97,
+		      "%s: %u wrong-pool reports across an 8 MiB pool, not %d",
+		      safety_modes[m].name,
+		      safety_reported(POOL_ERROR_WRONG_POOL),
+		      (BIG_COUNT + 96) / 97);
+		pool_destroy(a);
+	}
+	for (int i = 0; i < BIG_COUNT; i++)
+		pool_free(big, taken[i]);
+	CHECK(safety_stats(big).in_use == 0, "the big pool's blocks");
+	pool_destroy(big);
+
+	/* Fallback allocations of a pool made after them go to free(). */
+	pool_t *b = pool_init(BLOCK, 1, POOL_SINGLE);
+	REQUIRE(b != NULL, "pool_init");
+	safety_reports_reset();
+	for (int i = 0; i < 64; i++)
+		pool_free(b, pool_malloc(b, 64 * BLOCK));
+	CHECK(safety_reported_total() == 0 &&
+	          safety_stats(b).fallback_frees == 64,
+	      "fallback allocations after the pools went were not freed");
+	pool_destroy(b);
+}
+
 /* The default handler aborts, as glibc does for an invalid free. */
 static void default_aborts(void)
 {
@@ -166,6 +245,7 @@ int main(void)
 		for (size_t j = 0; j < SAFETY_MODE_COUNT; j++)
 			wrong_free(&safety_modes[i], &safety_modes[j]);
 	many_pools();
+	crowded_granules();
 	default_aborts();
 	pool_set_error_handler(NULL, NULL);
 	return safety_result("safety-wrong-pool");
