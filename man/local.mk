@@ -41,6 +41,7 @@ MAN_SECTION3 = \
 	%reldir%/man3/pool_set_strdup.3 \
 	%reldir%/man3/pool_set_free.3 \
 	%reldir%/man3/pool_set_stats.3 \
+	%reldir%/man3/pool_set_stats_print.3 \
 	%reldir%/man3/shiftpool_version.3 \
 	%reldir%/man3/shiftpool_inline.3 \
 	%reldir%/man3/shiftpool_inline_malloc_1.3 \

@@ -678,6 +678,17 @@ POOL_INLINE struct pool *set_class_for_size(const struct pool_set *set,
 	    ->by_bit[63 - (size_t)__builtin_clzll((uint64_t)(size - 1) | 1)];
 }
 
+/* ------------------------------------------------------------ stats.c */
+
+/* Writes a pool's counters: one JSON object (no newline), or "name: value"
+ * fields separated by separator and ended by a newline.  fprintf()'s
+ * result. */
+int stats_write(FILE *stream, const pool_stats_t *st, int format,
+                const char *separator);
+/* Ends a print: 0, or -1 with errno EIO when failed or the stream failed
+ * (written out now, so that a full device is the call's error). */
+int stats_flush(FILE *stream, bool failed);
+
 /* ------------------------------------------------------------ pool.c */
 
 /* pool_init() for a class of a set, its region placed in slice (see

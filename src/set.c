@@ -235,3 +235,35 @@ POOL_API int pool_set_stats(const pool_set_t *set, size_t block_size,
 	*out = sum;
 	return 0;
 }
+
+POOL_API int pool_set_stats_print(const pool_set_t *set, FILE *stream,
+                                  int format)
+{
+	pool_stats_t total, one;
+
+	if (stream == NULL ||
+	    (format != POOL_STATS_TEXT && format != POOL_STATS_JSON) ||
+	    pool_set_stats(set, 0, &total) != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	bool json = format == POOL_STATS_JSON;
+	bool failed =
+	    (json ? fprintf(stream, "{\"kind\":\"set\",\"classes\":[")
+	          : fprintf(stream, "set: %u classes, %zu .. %zu B\n",
+	                    set->count, set->classes[0]->block_size,
+	                    set->classes[set->last]->block_size)) < 0;
+	for (unsigned c = 0; c < set->count && !failed; c++) {
+		failed = pool_stats(set->classes[c], &one) != 0 ||
+		         (json ? c > 0 && fputc(',', stream) == EOF
+		               : fprintf(stream, "class %zu: ",
+		                         one.block_size) < 0) ||
+		         stats_write(stream, &one, format, ", ") < 0;
+	}
+	if (!failed)
+		failed = fputs(json ? "],\"total\":" : "total: ", stream) ==
+		             EOF ||
+		         stats_write(stream, &total, format, ", ") < 0 ||
+		         (json && fputs("}\n", stream) == EOF);
+	return stats_flush(stream, failed);
+}

@@ -25,6 +25,46 @@ static const char *mode_name(int flags)
 	}
 }
 
+/* ------------------------------------------------------------ internal API */
+
+int stats_write(FILE *stream, const pool_stats_t *st, int format,
+                const char *separator)
+{
+	if (format == POOL_STATS_JSON)
+		return fprintf(stream,
+		               "{\"mode\":\"%s\",\"block_size\":%zu,"
+		               "\"block_count\":%zu,\"in_use\":%zu,"
+		               "\"peak_in_use\":%zu,\"allocs\":%" PRIu64
+		               ",\"frees\":%" PRIu64
+		               ",\"fallback_allocs\":%" PRIu64
+		               ",\"fallback_frees\":%" PRIu64 "}",
+		               mode_name(st->flags), st->block_size,
+		               st->block_count, st->in_use, st->peak_in_use,
+		               st->allocs, st->frees, st->fallback_allocs,
+		               st->fallback_frees);
+	const char *s = separator;
+	return fprintf(stream,
+	               "mode: %s%sblock_size: %zu%sblock_count: %zu%s"
+	               "in_use: %zu%speak_in_use: %zu%sallocs: %" PRIu64
+	               "%sfrees: %" PRIu64 "%sfallback_allocs: %" PRIu64
+	               "%sfallback_frees: %" PRIu64 "\n",
+	               mode_name(st->flags), s, st->block_size, s,
+	               st->block_count, s, st->in_use, s, st->peak_in_use, s,
+	               st->allocs, s, st->frees, s, st->fallback_allocs, s,
+	               st->fallback_frees);
+}
+
+int stats_flush(FILE *stream, bool failed)
+{
+	/* A stream that buffers only fails when the buffer is written out:
+	 * write it now, so that a full device is this call's error. */
+	if (failed || fflush(stream) != 0 || ferror(stream)) {
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------ public API */
 
 POOL_API int pool_stats(const pool_t *pool, pool_stats_t *out)
@@ -57,32 +97,8 @@ POOL_API int pool_stats_print(const pool_t *pool, FILE *stream, int format)
 		errno = EINVAL;
 		return -1;
 	}
-	int n;
+	bool failed = stats_write(stream, &st, format, "\n") < 0;
 	if (format == POOL_STATS_JSON)
-		n = fprintf(stream,
-		            "{\"mode\":\"%s\",\"block_size\":%zu,"
-		            "\"block_count\":%zu,\"in_use\":%zu,"
-		            "\"peak_in_use\":%zu,\"allocs\":%" PRIu64
-		            ",\"frees\":%" PRIu64
-		            ",\"fallback_allocs\":%" PRIu64
-		            ",\"fallback_frees\":%" PRIu64 "}\n",
-		            mode_name(st.flags), st.block_size, st.block_count,
-		            st.in_use, st.peak_in_use, st.allocs, st.frees,
-		            st.fallback_allocs, st.fallback_frees);
-	else
-		n = fprintf(stream,
-		            "mode: %s\nblock_size: %zu\nblock_count: %zu\n"
-		            "in_use: %zu\npeak_in_use: %zu\nallocs: %" PRIu64
-		            "\nfrees: %" PRIu64 "\nfallback_allocs: %" PRIu64
-		            "\nfallback_frees: %" PRIu64 "\n",
-		            mode_name(st.flags), st.block_size, st.block_count,
-		            st.in_use, st.peak_in_use, st.allocs, st.frees,
-		            st.fallback_allocs, st.fallback_frees);
-	/* A stream that buffers only fails when the buffer is written out:
-	 * write it now, so that a full device is this call's error. */
-	if (n < 0 || fflush(stream) != 0 || ferror(stream)) {
-		errno = EIO;
-		return -1;
-	}
-	return 0;
+		failed |= fputc('\n', stream) == EOF;
+	return stats_flush(stream, failed);
 }

@@ -6,7 +6,8 @@
  * class, fallback allocations); realloc moves across classes keeping the
  * contents; misuse (a double free, a pointer into a slice that is no
  * block, another set's block) is reported and never reaches free();
- * arguments are checked.
+ * arguments are checked; pool_set_stats_print() prints what
+ * pool_set_stats() says, class by class and in total.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -371,6 +372,120 @@ START_TEST(test_set_above_max)
 }
 END_TEST
 
+/* The counters pool_set_stats_print() wrote for one class (SIZE, or 0 for
+ * the total), as text and as JSON, read back from its output. */
+static void printed_counts(const char *text, const char *json, size_t size,
+                           uint64_t *allocs, size_t *in_use,
+                           uint64_t *fallback_allocs)
+{
+	char key[64];
+	const char *at;
+	if (size != 0)
+		snprintf(key, sizeof key, "\nclass %zu: ", size);
+	else
+		snprintf(key, sizeof key, "\ntotal: ");
+	at = strstr(text, key);
+	ck_assert_msg(at != NULL, "no \"%s\" line in:\n%s", key + 1, text);
+	at = strstr(at, "in_use: ");
+	ck_assert_ptr_nonnull(at);
+	ck_assert_int_eq(sscanf(at, "in_use: %zu", in_use), 1);
+	at = strstr(at, "allocs: ");
+	ck_assert_ptr_nonnull(at);
+	ck_assert_int_eq(sscanf(at, "allocs: %" SCNu64, allocs), 1);
+	at = strstr(at, "fallback_allocs: ");
+	ck_assert_ptr_nonnull(at);
+	ck_assert_int_eq(sscanf(at, "fallback_allocs: %" SCNu64,
+	                        fallback_allocs),
+	                 1);
+	/* The JSON object of the same class says the same. */
+	if (size != 0)
+		snprintf(key, sizeof key, "\"block_size\":%zu,", size);
+	else
+		snprintf(key, sizeof key, "\"total\":{");
+	at = strstr(json, key);
+	ck_assert_msg(at != NULL, "no %s in %s", key, json);
+	char want[160];
+	snprintf(want, sizeof want,
+	         "\"in_use\":%zu,\"peak_in_use\":", *in_use);
+	ck_assert_msg(strstr(at, want) != NULL, "%s: %s not in %s", key, want,
+	              at);
+	snprintf(want, sizeof want, "\"allocs\":%" PRIu64 ",", *allocs);
+	ck_assert_msg(strstr(at, want) != NULL, "%s: %s not in %s", key, want,
+	              at);
+}
+
+/* pool_set_stats_print() writes every class and the total, as
+ * pool_set_stats() counts them; text and JSON; its errors. */
+START_TEST(test_set_stats_print)
+{
+	pool_set_t *set = test_set(test_modes[_i]);
+	void *p[6];
+	const size_t sizes[6] = {1, 16, 17, 300, 4096, MAX_BLOCK + 1};
+	for (int i = 0; i < 6; i++)
+		ck_assert_ptr_nonnull(p[i] = pool_set_malloc(set, sizes[i]));
+	pool_set_free(set, p[1]);
+
+	char text[8192], json[8192];
+	FILE *f = fmemopen(text, sizeof text, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(pool_set_stats_print(set, f, POOL_STATS_TEXT), 0);
+	fclose(f);
+	f = fmemopen(json, sizeof json, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(pool_set_stats_print(set, f, POOL_STATS_JSON), 0);
+	fclose(f);
+	static const char head[] = "set: 9 classes, 16 .. 4096 B\n";
+	static const char json_head[] = "{\"kind\":\"set\",\"classes\":[{";
+	ck_assert_msg(strncmp(text, head, strlen(head)) == 0,
+	              "first line: %.40s", text);
+	ck_assert_msg(strncmp(json, json_head, strlen(json_head)) == 0 &&
+	                  strchr(json, '\n') == json + strlen(json) - 1,
+	              "not one JSON object on one line: %s", json);
+
+	for (size_t size = MIN_BLOCK; size <= MAX_BLOCK; size <<= 1) {
+		pool_stats_t st = class_stats(set, size);
+		uint64_t allocs, fallbacks;
+		size_t in_use;
+		printed_counts(text, json, size, &allocs, &in_use, &fallbacks);
+		ck_assert_uint_eq(allocs, st.allocs);
+		ck_assert_uint_eq(in_use, st.in_use);
+		ck_assert_uint_eq(fallbacks, st.fallback_allocs);
+	}
+	pool_stats_t total;
+	ck_assert_int_eq(pool_set_stats(set, 0, &total), 0);
+	uint64_t allocs, fallbacks;
+	size_t in_use;
+	printed_counts(text, json, 0, &allocs, &in_use, &fallbacks);
+	ck_assert_uint_eq(allocs, 5);
+	ck_assert_uint_eq(in_use, 4);
+	ck_assert_uint_eq(fallbacks, 1);
+	ck_assert_uint_eq(total.allocs, allocs);
+
+	errno = 0;
+	ck_assert_int_eq(pool_set_stats_print(NULL, stdout, POOL_STATS_TEXT),
+	                 -1);
+	ck_assert_int_eq(errno, EINVAL);
+	errno = 0;
+	ck_assert_int_eq(pool_set_stats_print(set, NULL, POOL_STATS_TEXT), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	errno = 0;
+	ck_assert_int_eq(pool_set_stats_print(set, stdout, 7), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	f = fopen("/dev/full", "w");
+	if (f != NULL) {
+		errno = 0;
+		ck_assert_int_eq(pool_set_stats_print(set, f, POOL_STATS_JSON),
+		                 -1);
+		ck_assert_int_eq(errno, EIO);
+		fclose(f);
+	}
+	for (int i = 0; i < 6; i++)
+		if (i != 1)
+			pool_set_free(set, p[i]);
+	pool_set_destroy(set);
+}
+END_TEST
+
 /* realloc moves across classes, up and down, and to the fallback and
  * back, keeping the contents. */
 START_TEST(test_set_realloc)
@@ -567,6 +682,7 @@ Suite *set_suite(void)
 	test_add_every_mode(tc, test_set_realloc);
 	test_add_every_mode(tc, test_set_misuse);
 	test_add_every_mode(tc, test_set_arguments);
+	test_add_every_mode(tc, test_set_stats_print);
 	test_add_concurrent_modes(tc, test_set_threads);
 	return s;
 }
