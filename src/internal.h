@@ -178,6 +178,47 @@ POOL_INLINE bool word_test(uint64_t value, size_t i)
 	return shiftpool_word_test_(value, i);
 }
 
+/*
+ * A bitmap's word held in a register across a run of bit operations (the
+ * bulk calls): the blocks of a batch mostly share words, and each word is
+ * then loaded and stored once, where a load, change and store per bit
+ * would make each operation wait for the one before.  Loads and stores
+ * are relaxed atomic ones (plain on x86-64), for the words other threads
+ * read (a span's out[]); nobody else may write the words meanwhile.
+ */
+struct word_cache {
+	uint64_t *words;
+	size_t k; /* the word held, or SIZE_MAX */
+	uint64_t value;
+};
+
+POOL_INLINE void word_cache_init(struct word_cache *c, void *words)
+{
+	c->words = words;
+	c->k = SIZE_MAX;
+	c->value = 0;
+}
+
+/* The word of bit i, held: change it through the pointer. */
+POOL_INLINE uint64_t *word_cache_at(struct word_cache *c, size_t i)
+{
+	if ((i >> 6) != c->k) {
+		if (c->k != SIZE_MAX)
+			__atomic_store_n(&c->words[c->k], c->value,
+			                 __ATOMIC_RELAXED);
+		c->k = i >> 6;
+		c->value = __atomic_load_n(&c->words[c->k], __ATOMIC_RELAXED);
+	}
+	return &c->value;
+}
+
+/* Stores the word held back. */
+POOL_INLINE void word_cache_flush(struct word_cache *c)
+{
+	if (c->k != SIZE_MAX)
+		__atomic_store_n(&c->words[c->k], c->value, __ATOMIC_RELAXED);
+}
+
 /* Sets bit i; returns whether it was set already. */
 POOL_INLINE bool bit_test_and_set(void *words, size_t i)
 {

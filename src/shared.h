@@ -59,23 +59,66 @@ POOL_INLINE int shared_free(struct pool *pool, void *block, size_t index,
  */
 POOL_INLINE size_t shared_pop_many(struct pool *pool, size_t n, void **out)
 {
+	struct shared_list *list = &pool->shared;
+	const char *base = pool->base;
+	const unsigned shift = pool->block_shift;
+	const size_t count = pool->block_count;
+	const uintptr_t secret = pool->secret;
+	char *block = list->head, *last = list->last;
+	struct word_cache map;
 	size_t got = 0;
-	while (got < n && (out[got] = shared_pop(pool, 0)) != NULL)
-		got++;
+
+	word_cache_init(&map, pool->allocated);
+	while (got < n) {
+		size_t index = slot_from(base, shift, block);
+		bool was;
+		if (unlikely(index >= count))
+			break;
+		uint64_t *word = word_cache_at(&map, index);
+		*word = word_set(*word, index, &was);
+		if (unlikely(was))
+			break;
+		out[got++] = last = block;
+		block = (char *)(uintptr_t)(block_word_load(block, 0) ^
+		                            link_key_from(secret, block));
+	}
+	word_cache_flush(&map);
+	list->head = block;
+	list->last = last;
+	list->allocs += got;
 	return got;
 }
 
 POOL_INLINE size_t shared_free_many(struct pool *pool, size_t n,
                                     void *const *ptrs)
 {
+	struct shared_list *list = &pool->shared;
+	const char *base = pool->base;
+	const unsigned shift = pool->block_shift;
+	const size_t count = pool->block_count;
+	const uintptr_t secret = pool->secret;
+	char *head = list->head;
+	struct word_cache map;
 	size_t done = 0;
-	while (done < n) {
-		size_t index = region_slot(pool, ptrs[done]);
-		if (unlikely(index >= pool->block_count ||
-		             shared_free(pool, ptrs[done], index, 0)))
+
+	word_cache_init(&map, pool->allocated);
+	for (; done < n; done++) {
+		char *block = ptrs[done];
+		size_t index = slot_from(base, shift, block);
+		bool was;
+		if (unlikely(index >= count))
 			break;
-		done++;
+		uint64_t *word = word_cache_at(&map, index);
+		*word = word_clear(*word, index, &was);
+		if (unlikely(!was))
+			break;
+		block_word_store(block, 0,
+		                 (uintptr_t)head ^ link_key_from(secret, block));
+		hooks_block_in(pool, block, 0);
+		head = block;
 	}
+	word_cache_flush(&map);
+	list->head = head;
 	return done;
 }
 

@@ -135,24 +135,79 @@ POOL_INLINE int thread_push(struct pool *pool, void *block, unsigned hooks)
  */
 POOL_INLINE size_t thread_pop_many(struct pool *pool, size_t n, void **out)
 {
-	struct shiftpool_hint_ *hint = fast_hint_of(pool);
+	const struct thread_hint *hint = hint_of(pool);
+	if (unlikely(hint->pool_id != pool->id))
+		return 0;
+	struct span *span = hint->span;
+	const uintptr_t first = hint->first;
+	const uint64_t capacity = hint->capacity;
+	const unsigned shift = pool->block_shift;
+	const uintptr_t secret = pool->secret;
+	char *block = span->local, *last = span->last;
+	struct word_cache outs;
 	size_t got = 0;
-	while (got < n &&
-	       (out[got] = shiftpool_span_pop_(fast_of(pool), hint)) != NULL)
-		got++;
+
+	word_cache_init(&outs, (uint64_t *)span->out);
+	while (got < n) {
+		uint64_t rel = slot_from((const char *)first, shift, block);
+		bool was;
+		if (unlikely(rel >= capacity))
+			break;
+		uint64_t *word = word_cache_at(&outs, rel);
+		if (unlikely(word_test(*word | atomic_load_explicit(
+		                                   &span->claim[rel >> 6],
+		                                   memory_order_relaxed),
+		                       rel)))
+			break;
+		*word = word_set(*word, rel, &was);
+		out[got++] = last = block;
+		block = (char *)(uintptr_t)(block_word_load(block, 0) ^
+		                            link_key_from(secret, block));
+	}
+	word_cache_flush(&outs);
+	span->local = block;
+	span->last = last;
+	owned_add(&span->allocs, got);
 	return got;
 }
 
 POOL_INLINE size_t thread_push_many(struct pool *pool, size_t n,
                                     void *const *ptrs)
 {
-	struct shiftpool_hint_ *hint = fast_hint_of(pool);
+	const struct thread_hint *hint = hint_of(pool);
+	if (unlikely(hint->pool_id != pool->id))
+		return 0;
+	struct span *span = hint->span;
+	const uintptr_t first = hint->first;
+	const uint64_t capacity = hint->capacity;
+	const unsigned shift = pool->block_shift;
+	const uintptr_t secret = pool->secret;
+	char *head = span->local;
+	struct word_cache outs;
 	size_t done = 0;
-	while (done < n &&
-	       shiftpool_span_push_(fast_of(pool), hint, ptrs[done]) == 0) {
-		hooks_block_in(pool, ptrs[done], 0);
-		done++;
+
+	/* The out bits cleared here reach memory at the end: a remote free
+	 * racing with one of these frees (a double free) then finds the
+	 * block still out a little longer, which the claim protocol
+	 * settles as it settles any such race (thread.c). */
+	word_cache_init(&outs, (uint64_t *)span->out);
+	for (; done < n; done++) {
+		char *block = ptrs[done];
+		uint64_t rel = slot_from((const char *)first, shift, block);
+		bool was;
+		if (unlikely(rel >= capacity || shared_test(span->claim, rel)))
+			break;
+		uint64_t *word = word_cache_at(&outs, rel);
+		*word = word_clear(*word, rel, &was);
+		if (unlikely(!was))
+			break;
+		block_word_store(block, 0,
+		                 (uintptr_t)head ^ link_key_from(secret, block));
+		hooks_block_in(pool, block, 0);
+		head = block;
 	}
+	word_cache_flush(&outs);
+	span->local = head;
 	return done;
 }
 
