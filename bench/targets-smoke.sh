@@ -35,8 +35,8 @@ if test $status -ne 0; then
 fi
 
 # Every target has a verdict, and the summary adds up to the rows.
-rows=$(awk '/^(held|lighttpd|parallel|xthread|footprint|instructions)/' "$out" | wc -l)
-verdicts=$(awk '/^(held|lighttpd|parallel|xthread|footprint|instructions)/ &&
+rows=$(awk '/^(held|lighttpd|parallel|xthread|footprint|instructions|pair|bulk|fixed-size|mixed|latency)/' "$out" | wc -l)
+verdicts=$(awk '/^(held|lighttpd|parallel|xthread|footprint|instructions|pair|bulk|fixed-size|mixed|latency)/ &&
 	/ (met|missed|out of reach|not measured \([a-z ]+\))$/' "$out" | wc -l)
 summary=$(awk '/ met, .* missed, / { print $1 + $3 + $5 + $14 }' "$out")
 if test "$rows" -lt 40 || test "$rows" -ne "$verdicts" ||

@@ -7,10 +7,13 @@ Every ratio is a ratio of medians from one bench run, so the rows it
 compares were interleaved run by run.  Beside each ratio stands the same
 ratio for the floor (the same work with no allocator at all): a target
 that asks for less than the floor's own ratio is out of reach on this
-machine, whatever the allocator does, and is marked so.
+machine, whatever the allocator does, and is marked so.  Targets on an
+allocator's overhead compare ns/op minus the floor's ns/op of the same
+case.
 
     bench/targets.py [--bench=bench/bench] [--pair-cost=bench/pair-cost]
-                     [--quick] [--csv-dir=DIR]
+                     [--pair-cost-inline=bench/pair-cost-inline]
+                     [--quick] [--csv-dir=DIR] [--no-instructions]
 
 The instruction counts come from valgrind's callgrind, when valgrind is
 installed; otherwise their rows say so.  Exit status: 0 when every case
@@ -27,12 +30,17 @@ import tempfile
 import time
 
 PEERS = ("glibc", "tcmalloc", "jemalloc", "mimalloc")
+# The fixed-size pools a user would pick instead of shiftpool.
+FIXED = ("gslice", "dpdk", "boost-pool")
+MODES = ("pool-single", "pool-locked", "pool-per-thread")
+INLINE = ("pool-single-inline", "pool-per-thread-inline")
 # The rows the targets compare; bench's other peers (glibc-notrim) would
-# only lengthen the runs.
+# only lengthen the runs.  Rows that are not built say so and count as not
+# measured.
 ALLOCATORS = "--allocator=" + ",".join(
-    PEERS + ("pool-single", "pool-locked", "pool-per-thread", "floor"))
+    PEERS + FIXED + MODES + INLINE + ("floor",))
 
-# (name, bench arguments).  Each group is one bench run.
+# (name, bench arguments[, allocators]).  Each group is one bench run.
 GROUPS = (
     ("held", ["--workload=held", "--n=50,100,500,1024,10000"]),
     ("lighttpd", ["--workload=lighttpd"]),
@@ -41,6 +49,14 @@ GROUPS = (
                      "--threads=1,2,4"]),
     ("xthread", ["--workload=xthread", "--threads=1,2"]),
     ("footprint", ["--workload=footprint", "--sizes=16"]),
+    ("pair", ["--workload=pair", "--sizes=64", "--threads=1,2,4"]),
+    ("bulk", ["--workload=bulk", "--sizes=64", "--threads=1"]),
+    ("mixed", ["--workload=mixed", "--threads=1,2"],
+     "--allocator=" + ",".join(PEERS + ("pool-set-single",
+                                        "pool-set-per-thread", "floor"))),
+    ("latency", ["--workload=lighttpd", "--latency"],
+     "--allocator=" + ",".join(("tcmalloc", "mimalloc") + MODES + INLINE +
+                               ("floor",))),
 )
 
 # footprint at 16-byte blocks: RSS beyond the blocks' bytes, % of them.
@@ -76,13 +92,13 @@ def machine():
                                           os.uname().release)
 
 
-def run_group(bench, name, args, quick, csv_dir, commands):
+def run_group(bench, name, args, allocators, quick, csv_dir, commands):
     path = os.path.join(csv_dir, name + ".csv")
-    command = [bench] + args + [ALLOCATORS, "--csv=" + path]
+    command = [bench] + args + [allocators, "--csv=" + path]
     if quick:
         command.append("--quick")
     commands.append(" ".join([os.path.basename(bench)] + args +
-                             [ALLOCATORS] + (["--quick"] if quick else [])))
+                             [allocators] + (["--quick"] if quick else [])))
     print("targets: " + " ".join(command), file=sys.stderr)
     done = subprocess.run(command, stdout=subprocess.DEVNULL)
     if done.returncode != 0:
@@ -249,11 +265,121 @@ def footprint_targets(report, rows):
                      overhead.get("floor"))
 
 
+def overhead(rows, case, allocator):
+    ns = median(rows, case, allocator)
+    floor = median(rows, case, "floor")
+    return ns - floor if ns is not None and floor is not None else None
+
+
+def best(values):
+    values = [v for v in values if v is not None]
+    return min(values) if values else None
+
+
+def pair_targets(report, rows):
+    """Allocator overhead on pair 64 B: the pool's own path against the
+    general allocators'."""
+    case = "64 B T=1"
+    peers = {p: overhead(rows, case, p) for p in ("tcmalloc", "mimalloc")}
+    for mode, limit in (("pool-single", 0.5), ("pool-single-inline", 0.5),
+                        ("pool-per-thread", 0.6),
+                        ("pool-per-thread-inline", 0.6)):
+        mine = overhead(rows, case, mode)
+        for peer, theirs in peers.items():
+            report.ratio("pair %s: %s overhead / %s's <= %.1f"
+                         % (case, mode, peer, limit), div(mine, theirs),
+                         limit)
+    for t in (2, 4):
+        case = "64 B T=%d" % t
+        peer = best(overhead(rows, case, p) for p in PEERS)
+        for mode in ("pool-per-thread", "pool-per-thread-inline"):
+            report.ratio("pair %s: %s overhead / best peer's <= 0.6"
+                         % (case, mode), div(overhead(rows, case, mode),
+                                             peer), 0.6)
+    single = median(rows, "64 B T=1", "pool-single")
+    locked1 = median(rows, "64 B T=1", "pool-locked")
+    locked2 = median(rows, "64 B T=2", "pool-locked")
+    report.ratio("pair 64 B T=1: pool-locked / pool-single <= 2.0",
+                 div(locked1, single), 2.0)
+    report.ratio("pair 64 B T=2: pool-locked / its own T=1 <= 3.0",
+                 div(locked2, locked1), 3.0)
+
+
+def bulk_targets(report, bulk, pair):
+    """Per block: the bulk calls against single calls (overheads, each
+    over its own workload's floor), and against DPDK's bulk get/put."""
+    case = "64 B T=1"
+    for mode in MODES:
+        report.ratio("bulk %s: %s per block / single calls' <= 0.5"
+                     % (case, mode), div(overhead(bulk, case, mode),
+                                         overhead(pair, case, mode)), 0.5)
+        report.ratio("bulk %s: %s per block / dpdk's bulk <= 1.0"
+                     % (case, mode), div(median(bulk, case, mode),
+                                         median(bulk, case, "dpdk")), 1.0,
+                     div(median(bulk, case, "floor"),
+                         median(bulk, case, "dpdk")))
+
+
+def fixed_size_targets(report, results):
+    """Every pool mode at least as fast as every fixed-size pool, in every
+    case both ran where the pool serves every request itself (a case past
+    its size measures its fallback, the system allocator, where a growing
+    pool such as boost's grows): the worst case of each workload."""
+    for name in ("held", "lighttpd", "parallel-64", "parallel-4k",
+                 "xthread", "pair", "bulk"):
+        rows = results[name]
+        cases = sorted({c for (c, a) in rows})
+        for mode in MODES + INLINE:
+            worst = worst_floor = None
+            for case in cases:
+                row = rows.get((case, mode))
+                if row is None or int(row["fallback_allocs"] or 0) > 0:
+                    continue
+                fixed = best(median(rows, case, f) for f in FIXED)
+                ratio = div(median(rows, case, mode), fixed)
+                if ratio is not None and (worst is None or ratio > worst):
+                    worst = ratio
+                    worst_floor = div(median(rows, case, "floor"), fixed)
+            if worst is None:
+                continue
+            report.ratio("fixed-size %s: %s / fastest fixed-size pool, "
+                         "worst case <= 1.00" % (name, mode), worst, 1.00,
+                         worst_floor)
+
+
+def mixed_targets(report, rows):
+    for t in (1, 2):
+        case = "T=%d" % t
+        floor = median(rows, case, "floor")
+        for mode in ("pool-set-single", "pool-set-per-thread"):
+            ns = median(rows, case, mode)
+            for peer in ("tcmalloc", "mimalloc"):
+                theirs = median(rows, case, peer)
+                report.ratio("mixed %s: %s / %s <= 1.00" % (case, mode, peer),
+                             div(ns, theirs), 1.00, div(floor, theirs))
+
+
+def latency_targets(report, rows):
+    case = "fixed order"
+    for column, what in (("alloc_p999_ns", "p99.9"),
+                         ("alloc_p9999_ns", "p99.99")):
+        def get(allocator):
+            row = rows.get((case, allocator))
+            return float(row[column]) if row and row[column] else None
+        for mode in ("pool-single", "pool-per-thread"):
+            for peer in ("tcmalloc", "mimalloc"):
+                report.ratio("latency lighttpd %s: %s / %s <= 0.05"
+                             % (what, mode, peer),
+                             div(get(mode), get(peer)), 0.05,
+                             div(get("floor"), get(peer)))
+
+
 def callgrind_count(pair_cost, mode, count):
+    """Instructions of the whole run of pair-cost: the pairs with their
+    loop, and the set-up that the difference of two counts cancels."""
     env = dict(os.environ, SHIFTPOOL_DEBUG="no-valgrind")
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-         "--toggle-collect=pool_malloc", "--toggle-collect=pool_free",
          pair_cost, mode, str(count)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         universal_newlines=True)
@@ -266,19 +392,39 @@ def callgrind_count(pair_cost, mode, count):
     fail("no instruction count in callgrind's output")
 
 
-def instruction_targets(report, pair_cost, quick, skip):
+def instruction_targets(report, pair_cost, pair_cost_inline, quick, skip):
     why_not = skip
     if why_not is None and shutil.which("valgrind") is None:
         why_not = "valgrind not found"
     small, large = (1000, 2000) if quick else (100000, 200000)
+
+    def pair(program, mode):
+        if why_not is not None:
+            return None
+        a = callgrind_count(program, mode, small)
+        b = callgrind_count(program, mode, large)
+        return (b - a) / (large - small)
+
+    counts = {}
     for mode, limit in (("single", 40), ("locked", 110), ("per-thread", 54)):
-        value = None
-        if why_not is None:
-            a = callgrind_count(pair_cost, mode, small)
-            b = callgrind_count(pair_cost, mode, large)
-            value = (b - a) / (large - small)
-        report.count("instructions, one pool_malloc + pool_free pair, %s "
-                     "<= %d" % (mode, limit), value, limit, why_not)
+        counts[mode] = pair(pair_cost, mode)
+        report.count("instructions, one pool_malloc + pool_free pair with "
+                     "its loop, %s <= %d" % (mode, limit), counts[mode],
+                     limit, why_not)
+    for mode, limit in (("single", 40), ("per-thread", 54)):
+        inline_why = why_not
+        if inline_why is None and not os.access(pair_cost_inline, os.X_OK):
+            inline_why = "no inline paths in this build"
+        value = None if inline_why else pair(pair_cost_inline, mode)
+        report.count("instructions, one pair with its loop, inline "
+                     "(SHIFTPOOL_INLINE), %s <= %d" % (mode, limit), value,
+                     limit, inline_why)
+    for mode in ("single", "locked", "per-thread"):
+        value = pair(pair_cost, "set-" + mode)
+        limit = counts[mode] + 12 if counts[mode] is not None else 0
+        report.count("instructions, one pool_set_malloc + pool_set_free "
+                     "pair, set-%s <= %s's + 12" % (mode, mode), value,
+                     limit, why_not)
 
 
 def main():
@@ -288,6 +434,8 @@ def main():
     parser.add_argument("--bench", default=os.path.join(here, "bench"))
     parser.add_argument("--pair-cost",
                         default=os.path.join(here, "pair-cost"))
+    parser.add_argument("--pair-cost-inline",
+                        default=os.path.join(here, "pair-cost-inline"))
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: bench --quick, short counts "
                         "(not a measurement)")
@@ -310,9 +458,11 @@ def main():
     with tempfile.TemporaryDirectory() as scratch:
         csv_dir = options.csv_dir or scratch
         os.makedirs(csv_dir, exist_ok=True)
-        results = {name: run_group(options.bench, name, args, options.quick,
-                                   csv_dir, commands)
-                   for name, args in GROUPS}
+        results = {group[0]: run_group(options.bench, group[0], group[1],
+                                       group[2] if len(group) > 2
+                                       else ALLOCATORS, options.quick,
+                                       csv_dir, commands)
+                   for group in GROUPS}
 
     report = Report()
     held_targets(report, results["held"])
@@ -321,7 +471,13 @@ def main():
                      results["parallel-4k"])
     xthread_targets(report, results["xthread"])
     footprint_targets(report, results["footprint"])
-    instruction_targets(report, options.pair_cost, options.quick,
+    pair_targets(report, results["pair"])
+    bulk_targets(report, results["bulk"], results["pair"])
+    fixed_size_targets(report, results)
+    mixed_targets(report, results["mixed"])
+    latency_targets(report, results["latency"])
+    instruction_targets(report, options.pair_cost, options.pair_cost_inline,
+                        options.quick,
                         "skipped" if options.no_instructions else None)
 
     print("shiftpool performance targets, %s" % started)
@@ -333,8 +489,8 @@ def main():
     for command in commands:
         print("          " + command)
     print("          instructions: valgrind --tool=callgrind "
-          "--toggle-collect=pool_malloc --toggle-collect=pool_free "
-          "pair-cost MODE N, (count(2N) - count(N)) / N")
+          "pair-cost[-inline] MODE N, (count(2N) - count(N)) / N: one "
+          "pair with its loop")
     print("floor:    the same ratio for the floor (no allocator); a target "
           "the floor misses too is out of reach")
     if options.quick:
