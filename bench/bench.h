@@ -167,6 +167,7 @@ struct options {
 	int quick;
 	int cold;    /* no warm-up at all: the seed's method */
 	int latency; /* time each call (held, lighttpd, xthread) */
+	int prefault; /* the pool rows' pools made with POOL_PREFAULT */
 	int help;
 	int csv, json; /* 1: to stdout instead of the table */
 	const char *csv_file, *json_file; /* or to a file, beside the table */
@@ -211,6 +212,7 @@ struct bench_case {
 	uint64_t seed;
 	int cold;    /* no warm-up pass, one timed pass */
 	int latency; /* time each allocation and free call */
+	int prefault; /* POOL_PREFAULT for a pool row's pool */
 };
 
 /* Whether a workload runs external programs (http, curl) rather than a

@@ -93,6 +93,7 @@ enum option_id {
 	OPT_SIZES,
 	OPT_COLD,
 	OPT_LATENCY,
+	OPT_PREFAULT,
 	OPT_CSV,
 	OPT_JSON,
 	OPT_PLOT,
@@ -122,6 +123,7 @@ static const struct option long_options[] = {
     {"sizes", required_argument, NULL, OPT_SIZES},
     {"cold", no_argument, NULL, OPT_COLD},
     {"latency", no_argument, NULL, OPT_LATENCY},
+    {"prefault", no_argument, NULL, OPT_PREFAULT},
     {"csv", optional_argument, NULL, OPT_CSV},
     {"json", optional_argument, NULL, OPT_JSON},
     {"plot", required_argument, NULL, OPT_PLOT},
@@ -482,6 +484,10 @@ void options_usage(const char *program)
 	    "allocation and\n"
 	    "                     free call (" LATENCY_TIMER "); "
 	    "percentiles per row\n"
+	    "  --prefault         the pool rows' pools made with "
+	    "POOL_PREFAULT: their\n"
+	    "                     pages populated at pool_init(), before "
+	    "the timing\n"
 	    "  --quick            a seconds-long smoke run: --runs=2 "
 	    "--warmup=0\n"
 	    "                     --n=50,2000 --len=1,512 --threads=1,2 "
@@ -650,6 +656,9 @@ int options_parse(struct options *o, int argc, char **argv)
 			break;
 		case OPT_LATENCY:
 			o->latency = 1;
+			break;
+		case OPT_PREFAULT:
+			o->prefault = 1;
 			break;
 		case OPT_CSV:
 			if (optarg != NULL)
@@ -875,6 +884,8 @@ void case_resolve(const struct options *o, enum workload workload,
 	c->seed = o->seed;
 	c->blocks = o->blocks ? o->blocks : DEFAULT_BLOCKS;
 	c->cold = o->cold;
+	c->prefault = o->prefault && (allocator_is_pool_mode(allocator) ||
+	                              allocator_is_pool_set(allocator));
 	c->latency = o->latency && (workload == WORKLOAD_HELD ||
 	                            workload == WORKLOAD_LIGHTTPD ||
 	                            workload == WORKLOAD_XTHREAD);
@@ -1092,6 +1103,8 @@ int case_format_args(const struct bench_case *c, char *buf, size_t size)
 		APPEND(" --cold");
 	if (c->latency)
 		APPEND(" --latency");
+	if (c->prefault)
+		APPEND(" --prefault");
 #undef APPEND
 	return n;
 }

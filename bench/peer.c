@@ -121,7 +121,8 @@ int peer_open(struct peer *peer, const struct bench_case *c)
 {
 	memset(peer, 0, sizeof(*peer));
 #if defined(BENCH_PEER_POOL)
-	int mode = allocator_pool_flags(c->allocator);
+	int mode = allocator_pool_flags(c->allocator) |
+	           (c->prefault ? POOL_PREFAULT : 0);
 	if (allocator_is_pool_set(c->allocator)) {
 		peer->set = pool_set_init(MIXED_MIN_BLOCK, c->block_size,
 		                          c->blocks * c->block_size, mode);

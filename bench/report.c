@@ -409,8 +409,9 @@ static void header_parameters(FILE *out, const struct options *o)
 	format_list(&o->threads, ",", list, sizeof(list));
 	fprintf(out, " --threads=%s", list);
 	format_list(&o->sizes, ",", list, sizeof(list));
-	fprintf(out, " --sizes=%s%s%s\n            --block-size=", list,
-	        o->cold ? " --cold" : "", o->latency ? " --latency" : "");
+	fprintf(out, " --sizes=%s%s%s%s\n            --block-size=", list,
+	        o->cold ? " --cold" : "", o->latency ? " --latency" : "",
+	        o->prefault ? " --prefault" : "");
 	print_size_or(out, o->block_size, "default");
 	fprintf(out, " --blocks=");
 	print_size_or(out, o->blocks, "default");
