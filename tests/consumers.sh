@@ -38,18 +38,24 @@ built() {
 	echo "$1: compiled clean and ran"
 }
 
-for std in c99 c11; do
+# Each also with SHIFTPOOL_INLINE: the header's inline fast paths.
+for std in c99 c11 c99-inline c11-inline; do
+	inline=
+	case $std in *-inline) inline=-DSHIFTPOOL_INLINE ;; esac
 	# shellcheck disable=SC2086 # the flags are word lists
-	$CC -std=$std $strict $CONSUMER_CFLAGS "$inc" -o "$tmp/$std" \
-		"$abs_top_srcdir/tests/consumer-header.c" -L"$lib" -lshiftpool ||
-		fail "the header as $std"
+	$CC -std=${std%-inline} $strict $inline $CONSUMER_CFLAGS "$inc" \
+		-o "$tmp/$std" "$abs_top_srcdir/tests/consumer-header.c" \
+		-L"$lib" -lshiftpool || fail "the header as $std"
 	built $std
 done
 
 if command -v "$CXX" >/dev/null 2>&1; then
-	for std in c++11 c++17; do
+	for std in c++11 c++17 c++11-inline c++17-inline; do
+		inline=
+		case $std in *-inline) inline=-DSHIFTPOOL_INLINE ;; esac
 		# shellcheck disable=SC2086
-		$CXX -std=$std $strict $CONSUMER_CFLAGS "$inc" -o "$tmp/$std" \
+		$CXX -std=${std%-inline} $strict $inline $CONSUMER_CFLAGS \
+			"$inc" -o "$tmp/$std" \
 			"$abs_top_srcdir/tests/consumer-header.cc" \
 			-L"$lib" -lshiftpool || fail "the header as $std"
 		built $std
