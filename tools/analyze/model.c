@@ -21,10 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* POOL_ERROR_WRONG_POOL's code, which trace-format.h names but
- * shiftpool.h does not have yet. */
-#define ERROR_WRONG_POOL 5
-
 const char *const kind_names[K_COUNT] = {
     "invalid_frees",           "double_frees",          "wrong_pool_frees",
     "corrupted_free_lists",    "writes_after_free",     "unknown_frees",
@@ -116,7 +112,7 @@ static enum kind error_kind(uint64_t code)
 		return K_CORRUPTED;
 	case POOL_ERROR_WRITE_AFTER_FREE:
 		return K_WRITE_AFTER_FREE;
-	case ERROR_WRONG_POOL:
+	case POOL_ERROR_WRONG_POOL:
 		return K_WRONG_POOL;
 	}
 	return K_COUNT;
