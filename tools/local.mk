@@ -11,6 +11,7 @@ ANALYZE_CORE_SOURCES = \
 	tools/analyze/analyze.h \
 	tools/analyze/util.c \
 	tools/analyze/table.c \
+	tools/analyze/snapshot.c \
 	tools/analyze/parse.c \
 	tools/analyze/model.c \
 	tools/analyze/summary.c \
