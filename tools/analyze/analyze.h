@@ -286,13 +286,17 @@ struct series {
 struct pool {
 	uint64_t id;
 	uint32_t process;     /* index into analysis.procs */
-	uint32_t copy;        /* during a fork: the child's copy, index + 1 */
 	struct set_info *set; /* NULL for a pool */
 	int has_init, has_flags;
 	uint64_t block_size, block_count, flags;
 	uint64_t first_line, init_line, destroy_line;
 	uint32_t forked_from; /* index + 1 of the parent's pool; 0: none */
 	uint64_t fork_line;
+	/* The addresses it inherited, as they were at the fork (NULL: none),
+	 * under its own in analysis.live: an address the process touches is
+	 * copied there first.  shadowed: those copied that were live. */
+	struct snode *base;
+	uint64_t shadowed, shadowed_bytes;
 	struct stats st;
 	struct counter_map sizes;   /* (requested size, 0) -> count */
 	struct counter_map threads; /* (process, thread) -> calls */
@@ -308,6 +312,21 @@ struct process {
 	uint64_t pid;
 	int has_pid;         /* v1 records have none */
 	unsigned generation; /* 1 + earlier processes with this pid */
+	/* Its pools as a child forked now would inherit them, by pool id:
+	 * of a forked process, its parent's at the fork; once it has forked
+	 * itself (shares), kept up to date after each of its records. */
+	struct snode *pools;
+	int shares;
+	int forked; /* its fork record named a known parent */
+	uint64_t fork_line, fork_record, fork_t;
+	struct live_count inherited; /* live in pools at the fork */
+	struct live_count live;      /* live in its pools, inherited too */
+	/* Until it shares: the pool ids it named and its entries in
+	 * analysis.live (positions), which sharing starts from. */
+	uint64_t *ids;
+	size_t nids, capids;
+	uint32_t *lives;
+	size_t nlives, caplives;
 };
 
 struct lineinfo {
@@ -332,7 +351,8 @@ struct options {
 struct analysis {
 	struct options opt;
 	struct hash_key key;
-	struct probe_stats live_probes, map_probes;
+	struct probe_stats live_probes, map_probes, fork_probes;
+	struct snapshots snap;
 	struct pool *pools;
 	size_t npools, cappools;
 	struct counter_map pool_index; /* (process, pool id) -> index + 1 */
@@ -341,6 +361,9 @@ struct analysis {
 	struct counter_map proc_index; /* (pid, has pid) -> index + 1 */
 	struct live_set live;
 	struct stats total;
+	/* Of total.leaks, those in pools a forked process inherited and
+	 * never named (no pool of it lists them). */
+	uint64_t unnamed_leaks, unnamed_leak_bytes;
 	struct counter_map threads;
 	struct lineinfo lines;
 	int version;      /* from the version line; 0 when absent */
@@ -410,6 +433,9 @@ void json_report(const struct analysis *a, FILE *o);
 void series_count(const struct analysis *a, struct pool *p, int fallback);
 /* Takes a sample of the pool after a record at time t (when it has one). */
 void series_sample(const struct analysis *a, struct pool *p, uint64_t t);
+/* The same after record number record, an earlier one. */
+void series_sample_at(const struct analysis *a, struct pool *p, uint64_t record,
+                      uint64_t t);
 void series_free(struct series *s);
 /* Writes the samples of every pool as text; 0 or an errno. */
 int plot_data_write(const struct analysis *a, FILE *o);
