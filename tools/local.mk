@@ -43,6 +43,7 @@ TOOLS_TESTS = \
 	tools/tests/set.sh \
 	tools/tests/fallback-reuse.sh \
 	tools/tests/hash-collide.sh \
+	tools/tests/fork-heavy.sh \
 	tools/tests/plot-data.sh \
 	tools/tests/plot.sh
 
@@ -85,4 +86,5 @@ TESTS += $(TOOLS_TESTS)
 EXTRA_DIST += $(TOOLS_TESTS) $(TOOLS_TEST_FILES) \
 	tools/tests/common.sh \
 	tools/tests/gen-large.awk \
+	tools/tests/gen-fork.awk \
 	tools/tests/gen-collide.py
