@@ -58,6 +58,7 @@ EXTRA_DIST += fuzz/analyze.c fuzz/api.c \
 	fuzz/corpus/analyze/v1-calls \
 	fuzz/corpus/analyze/v1-realloc \
 	fuzz/corpus/analyze/v2-bulk-trim \
+	fuzz/corpus/analyze/v2-fork-chain \
 	fuzz/corpus/analyze/v2-fork-report \
 	fuzz/corpus/analyze/v2-odd-lines \
 	fuzz/corpus/analyze/v2-set \
