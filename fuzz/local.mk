@@ -60,6 +60,7 @@ EXTRA_DIST += %reldir%/analyze.c %reldir%/api.c \
 	%reldir%/corpus/analyze/v1-calls \
 	%reldir%/corpus/analyze/v1-realloc \
 	%reldir%/corpus/analyze/v2-bulk-trim \
+	%reldir%/corpus/analyze/v2-fork-chain \
 	%reldir%/corpus/analyze/v2-fork-report \
 	%reldir%/corpus/analyze/v2-odd-lines \
 	%reldir%/corpus/analyze/v2-set \

@@ -12,6 +12,7 @@ ANALYZE_CORE_SOURCES = \
 	%reldir%/analyze/analyze.h \
 	%reldir%/analyze/util.c \
 	%reldir%/analyze/table.c \
+	%reldir%/analyze/snapshot.c \
 	%reldir%/analyze/parse.c \
 	%reldir%/analyze/model.c \
 	%reldir%/analyze/summary.c \
@@ -44,6 +45,7 @@ TOOLS_TESTS = \
 	%reldir%/tests/set.sh \
 	%reldir%/tests/fallback-reuse.sh \
 	%reldir%/tests/hash-collide.sh \
+	%reldir%/tests/fork-heavy.sh \
 	%reldir%/tests/plot-data.sh \
 	%reldir%/tests/plot.sh
 
@@ -86,4 +88,5 @@ TESTS += $(TOOLS_TESTS)
 EXTRA_DIST += $(TOOLS_TESTS) $(TOOLS_TEST_FILES) \
 	%reldir%/tests/common.sh \
 	%reldir%/tests/gen-large.awk \
+	%reldir%/tests/gen-fork.awk \
 	%reldir%/tests/gen-collide.py

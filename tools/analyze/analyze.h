@@ -121,6 +121,83 @@ struct life *life_find(struct live_set *s, uint32_t pool, uint64_t ptr);
  * pointers into s->v do not survive it. */
 struct life *life_claim(struct live_set *s, uint32_t pool, uint64_t ptr);
 
+/* -------------------------------------------------------------- snapshot.c */
+
+/* What a forked child inherits is its parent's state at the fork, which
+ * the parent goes on changing.  So that a fork costs the same however much
+ * the parent holds, and a chain of forks as little as one fork, that state
+ * is kept in persistent tries: digital search trees on the keyed hash,
+ * which a process and its children share, a node copied only when one of
+ * them changes a part another still holds (a path at a time).  Nothing is
+ * freed before the end of the run. */
+
+struct snode; /* a node of a trie, private to snapshot.c */
+
+/* The live entries of a trie of lives (of a process, for a total). */
+struct live_count {
+	uint64_t n, bytes;       /* every live entry, its size */
+	uint64_t pool_blocks;    /* of them, src pool */
+	uint64_t fallback_bytes; /* the sizes of those of src fallback */
+};
+
+/* What a child inherits of a set: what pool_init of its classes said. */
+struct set_head {
+	uint64_t min_block, max_block, bytes_per_class;
+	uint64_t known; /* bit i: the class of block size 1 << i */
+	uint64_t block_count[64];
+};
+
+/* A pool id as a child inherits it: a pool or set, or a set class's own
+ * id (alias), which names its set. */
+struct pool_snap {
+	int is_alias;
+	uint64_t alias; /* the set's pool id */
+	int has_init, has_flags;
+	uint64_t block_size, block_count, flags, init_line;
+	const struct set_head *set; /* NULL: a pool */
+	uint32_t origin;            /* index + 1 into analysis.pools */
+	struct snode *lives;        /* its addresses, by pointer */
+};
+
+struct snapshots {
+	const struct hash_key *key;
+	struct probe_stats *stats; /* nodes walked per lookup or change */
+	uint64_t nodes;            /* nodes made */
+	struct snode_chunk *chunks;
+	size_t left; /* unused nodes in the first chunk */
+	struct set_head **sets;
+	size_t nsets, capsets;
+};
+
+void snapshots_init(struct snapshots *s, const struct hash_key *key,
+                    struct probe_stats *stats);
+void snapshots_free(struct snapshots *s);
+size_t snapshot_node_size(void);
+/* One more holder of the trie at n (NULL: none). */
+void snap_hold(struct snode *n);
+
+/* The life of ptr in a trie of lives; NULL when absent. */
+const struct life *lives_find(struct snapshots *s, const struct snode *root,
+                              uint64_t ptr);
+/* Sets the life of l->ptr in the trie at *root, copying what others hold. */
+void lives_set(struct snapshots *s, struct snode **root, const struct life *l);
+const struct live_count *lives_count(const struct snode *root);
+/* The first live entries of the trie by (line, ptr), at most max of them
+ * into out, passing over those whose ptr skip says to; how many. */
+size_t lives_first(struct snapshots *s, const struct snode *root, size_t max,
+                   int (*skip)(void *arg, uint64_t ptr), void *arg,
+                   struct life *out);
+
+const struct pool_snap *pools_find(struct snapshots *s,
+                                   const struct snode *root, uint64_t id);
+/* The entry of id in the trie at *root, for changing: made (zeroed, and
+ * *made set) when absent; what others hold is copied first. */
+struct pool_snap *pools_edit(struct snapshots *s, struct snode **root,
+                             uint64_t id, int *made);
+/* An unchanging copy of h, kept to the end. */
+const struct set_head *set_head_keep(struct snapshots *s,
+                                     const struct set_head *h);
+
 /* ------------------------------------------------------------- the model */
 
 /* What a problem list is about; the first five the library reports. */
@@ -209,13 +286,17 @@ struct series {
 struct pool {
 	uint64_t id;
 	uint32_t process;     /* index into analysis.procs */
-	uint32_t copy;        /* during a fork: the child's copy, index + 1 */
 	struct set_info *set; /* NULL for a pool */
 	int has_init, has_flags;
 	uint64_t block_size, block_count, flags;
 	uint64_t first_line, init_line, destroy_line;
 	uint32_t forked_from; /* index + 1 of the parent's pool; 0: none */
 	uint64_t fork_line;
+	/* The addresses it inherited, as they were at the fork (NULL: none),
+	 * under its own in analysis.live: an address the process touches is
+	 * copied there first.  shadowed: those copied that were live. */
+	struct snode *base;
+	uint64_t shadowed, shadowed_bytes;
 	struct stats st;
 	struct counter_map sizes;   /* (requested size, 0) -> count */
 	struct counter_map threads; /* (process, thread) -> calls */
@@ -231,6 +312,21 @@ struct process {
 	uint64_t pid;
 	int has_pid;         /* v1 records have none */
 	unsigned generation; /* 1 + earlier processes with this pid */
+	/* Its pools as a child forked now would inherit them, by pool id:
+	 * of a forked process, its parent's at the fork; once it has forked
+	 * itself (shares), kept up to date after each of its records. */
+	struct snode *pools;
+	int shares;
+	int forked; /* its fork record named a known parent */
+	uint64_t fork_line, fork_record, fork_t;
+	struct live_count inherited; /* live in pools at the fork */
+	struct live_count live;      /* live in its pools, inherited too */
+	/* Until it shares: the pool ids it named and its entries in
+	 * analysis.live (positions), which sharing starts from. */
+	uint64_t *ids;
+	size_t nids, capids;
+	uint32_t *lives;
+	size_t nlives, caplives;
 };
 
 struct lineinfo {
@@ -255,7 +351,8 @@ struct options {
 struct analysis {
 	struct options opt;
 	struct hash_key key;
-	struct probe_stats live_probes, map_probes;
+	struct probe_stats live_probes, map_probes, fork_probes;
+	struct snapshots snap;
 	struct pool *pools;
 	size_t npools, cappools;
 	struct counter_map pool_index; /* (process, pool id) -> index + 1 */
@@ -264,6 +361,9 @@ struct analysis {
 	struct counter_map proc_index; /* (pid, has pid) -> index + 1 */
 	struct live_set live;
 	struct stats total;
+	/* Of total.leaks, those in pools a forked process inherited and
+	 * never named (no pool of it lists them). */
+	uint64_t unnamed_leaks, unnamed_leak_bytes;
 	struct counter_map threads;
 	struct lineinfo lines;
 	int version;      /* from the version line; 0 when absent */
@@ -333,6 +433,9 @@ void json_report(const struct analysis *a, FILE *o);
 void series_count(const struct analysis *a, struct pool *p, int fallback);
 /* Takes a sample of the pool after a record at time t (when it has one). */
 void series_sample(const struct analysis *a, struct pool *p, uint64_t t);
+/* The same after record number record, an earlier one. */
+void series_sample_at(const struct analysis *a, struct pool *p, uint64_t record,
+                      uint64_t t);
 void series_free(struct series *s);
 /* Writes the samples of every pool as text; 0 or an errno. */
 int plot_data_write(const struct analysis *a, FILE *o);

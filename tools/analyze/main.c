@@ -78,8 +78,11 @@ static void usage(FILE *o)
 "    allocated, freed and allocated again.  Pools are told apart by\n"
 "    (process, pool number); when the log has several processes they are\n"
 "    named PID:POOL (PID#N:POOL for the Nth process with a reused pid).  A\n"
-"    fork record starts the child's pools, live blocks included, as copies\n"
-"    of its parent's: what the child never frees of them are its leaks.\n"
+"    fork record starts the child with its parent's pools as they are at\n"
+"    that point, live blocks included; the child's copy of one is reported\n"
+"    from the child's first record that names it, and what the child never\n"
+"    frees of those blocks are its leaks.  The blocks of the pools a child\n"
+"    never names count as leaks in the total only.\n"
 "    Pools are reported in the order the log first names them.  Lines\n"
 "    starting with # are comments.  Unknown operations and keys are\n"
 "    skipped and counted, so a newer log still reads; malformed lines are\n"
@@ -115,7 +118,9 @@ static void usage(FILE *o)
 "ENVIRONMENT\n"
 "    " TABLE_STATS_ENV "\n"
 "        when set and not empty, how far the hash tables' lookups walked\n"
-"        (lookups, slots probed, mean, longest) goes to standard error\n"
+"        (lookups, slots probed, mean, longest), the same of the snapshots\n"
+"        forked processes share (\"forks\", nodes walked) and the nodes\n"
+"        made for them go to standard error\n"
 "\n"
 "EXIT STATUS\n"
 "    0  clean: no leaks and no problem of any kind above\n"
@@ -295,6 +300,9 @@ static void print_table_stats(const struct analysis *a)
 		return;
 	print_probes("live", &a->live_probes);
 	print_probes("maps", &a->map_probes);
+	print_probes("forks", &a->fork_probes);
+	fprintf(stderr, "snapshots: nodes %" PRIu64 " bytes %" PRIu64 "\n",
+	        a->snap.nodes, a->snap.nodes * snapshot_node_size());
 }
 
 /* Plot, data and report; the exit status. */

@@ -21,10 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* POOL_ERROR_WRONG_POOL's code, which trace-format.h names but
- * shiftpool.h does not have yet. */
-#define ERROR_WRONG_POOL 5
-
 const char *const kind_names[K_COUNT] = {
     "invalid_frees",           "double_frees",          "wrong_pool_frees",
     "corrupted_free_lists",    "writes_after_free",     "unknown_frees",
@@ -116,7 +112,7 @@ static enum kind error_kind(uint64_t code)
 		return K_CORRUPTED;
 	case POOL_ERROR_WRITE_AFTER_FREE:
 		return K_WRITE_AFTER_FREE;
-	case ERROR_WRONG_POOL:
+	case POOL_ERROR_WRONG_POOL:
 		return K_WRONG_POOL;
 	}
 	return K_COUNT;
@@ -167,7 +163,8 @@ static uint32_t process_new(struct analysis *a, uint64_t pid, int has_pid,
 		die_nomem();
 	a->procs = array_reserve(a->procs, &a->capprocs, a->nprocs + 1,
 	                         sizeof *a->procs);
-	a->procs[a->nprocs] = (struct process){pid, has_pid, generation};
+	a->procs[a->nprocs] = (struct process){
+	    .pid = pid, .has_pid = has_pid, .generation = generation};
 	*counter_at(&a->proc_index, pid, (uint64_t)has_pid) = a->nprocs + 1;
 	return (uint32_t)a->nprocs++;
 }
@@ -212,20 +209,240 @@ static uint32_t pool_new(struct analysis *a, uint32_t proc, uint64_t id,
 	return (uint32_t)a->npools++;
 }
 
-static uint32_t pool_get(struct analysis *a, uint32_t proc, uint64_t id,
-                         uint64_t line)
-{
-	uint64_t *index = counter_at(&a->pool_index, proc, id);
-	if (*index == 0)
-		*index = (uint64_t)pool_new(a, proc, id, line) + 1;
-	return (uint32_t)(*index - 1);
-}
-
 static struct set_info *set_of(struct pool *p)
 {
 	if (p->set == NULL)
 		p->set = xcalloc(1, sizeof *p->set);
 	return p->set;
+}
+
+/* ----------------------------------------------------- what children share */
+
+/* A process that has forked keeps, in procs[].pools, each of its pool ids
+ * as a child forked now would inherit it (struct pool_snap), its lives
+ * included: each record of it updates the entry of its pool and of the
+ * addresses it named.  A child holds the root its parent had at the fork,
+ * and makes its copy of a pool when one of its records first names it;
+ * the copy's addresses stay in the snapshot (pool.base) until the child
+ * touches one, which then gets its own entry in the live set. */
+
+#define NO_POOL UINT32_MAX
+
+static void set_head_of(const struct set_info *s, struct set_head *h)
+{
+	memset(h, 0, sizeof *h);
+	h->min_block = s->min_block;
+	h->max_block = s->max_block;
+	h->bytes_per_class = s->bytes_per_class;
+	for (int i = 0; i < 64; i++) {
+		h->known |= (uint64_t)(s->classes[i].known != 0) << i;
+		h->block_count[i] = s->classes[i].block_count;
+	}
+}
+
+/* The entry of pool pi (of proc, which shares) brought up to date; its
+ * lives are updated by the caller. */
+static struct pool_snap *share_pool(struct analysis *a, uint32_t proc,
+                                    uint32_t pi)
+{
+	const struct pool *p = &a->pools[pi];
+	int made;
+	struct pool_snap *s =
+	    pools_edit(&a->snap, &a->procs[proc].pools, p->id, &made);
+	if (made || s->is_alias) {
+		s->is_alias = 0;
+		s->lives = p->base;
+		snap_hold(p->base);
+	}
+	s->has_init = p->has_init;
+	s->has_flags = p->has_flags;
+	s->block_size = p->block_size;
+	s->block_count = p->block_count;
+	s->flags = p->flags;
+	s->init_line = p->init_line;
+	s->origin = pi + 1;
+	if (p->set == NULL) {
+		s->set = NULL;
+	} else {
+		struct set_head h;
+		set_head_of(p->set, &h);
+		if (s->set == NULL || memcmp(s->set, &h, sizeof h) != 0)
+			s->set = set_head_keep(&a->snap, &h);
+	}
+	return s;
+}
+
+/* id names pool pi in proc, which shares. */
+static void share_id(struct analysis *a, uint32_t proc, uint64_t id,
+                     uint32_t pi)
+{
+	if (a->pools[pi].id == id) {
+		share_pool(a, proc, pi);
+		return;
+	}
+	int made;
+	struct pool_snap *s =
+	    pools_edit(&a->snap, &a->procs[proc].pools, id, &made);
+	s->is_alias = 1;
+	s->alias = a->pools[pi].id;
+}
+
+static void share_life(struct analysis *a, struct pool_snap *s,
+                       const struct life *l)
+{
+	if (l->state != ST_NEW)
+		lives_set(&a->snap, &s->lives, l);
+}
+
+/* At its first fork: proc's pool ids and addresses into its entries, once;
+ * from then on its records keep them up to date. */
+static void share_start(struct analysis *a, uint32_t proc)
+{
+	struct process *pr = &a->procs[proc];
+	pr->shares = 1;
+	for (size_t i = 0; i < pr->nids; i++) {
+		uint64_t *index =
+		    counter_find(&a->pool_index, proc, pr->ids[i]);
+		share_id(a, proc, pr->ids[i], (uint32_t)(*index - 1));
+	}
+	for (size_t i = 0; i < pr->nlives; i++) {
+		const struct life *l = &a->live.v[pr->lives[i]];
+		int made;
+		share_life(a,
+		           pools_edit(&a->snap, &pr->pools,
+		                      a->pools[l->pool].id, &made),
+		           l);
+	}
+	free(pr->ids);
+	free(pr->lives);
+	pr->ids = NULL;
+	pr->lives = NULL;
+	pr->nids = pr->capids = pr->nlives = pr->caplives = 0;
+}
+
+/* After a record of a process that shares: its pool's entry, and those of
+ * the addresses it named. */
+static void share_record(struct analysis *a, uint32_t proc, uint32_t pi,
+                         const struct call *c)
+{
+	static const enum trace_key keys[] = {TRACE_KEY_PTR, TRACE_KEY_OLD};
+	struct pool_snap *s = share_pool(a, proc, pi);
+	if (!op_in(c->op, CALL_OPS))
+		return;
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		if (!has(c, keys[i]) || c->v[keys[i]] == 0)
+			continue;
+		const struct life *l = life_find(&a->live, pi, c->v[keys[i]]);
+		if (l != NULL)
+			share_life(a, s, l);
+	}
+}
+
+/* id names pool pi in proc from now on. */
+static void pool_register(struct analysis *a, uint32_t proc, uint64_t id,
+                          uint32_t pi)
+{
+	*counter_at(&a->pool_index, proc, id) = (uint64_t)pi + 1;
+	struct process *pr = &a->procs[proc];
+	if (pr->shares) {
+		share_id(a, proc, id, pi);
+		return;
+	}
+	pr->ids =
+	    array_reserve(pr->ids, &pr->capids, pr->nids + 1, sizeof *pr->ids);
+	pr->ids[pr->nids++] = id;
+}
+
+/* A new entry of the live set, of a process that does not share yet. */
+static void note_life(struct analysis *a, uint32_t proc, const struct life *l)
+{
+	struct process *pr = &a->procs[proc];
+	if (pr->shares)
+		return;
+	pr->lives = array_reserve(pr->lives, &pr->caplives, pr->nlives + 1,
+	                          sizeof *pr->lives);
+	pr->lives[pr->nlives++] = (uint32_t)(l - a->live.v);
+}
+
+/* The copy of an inherited pool: what the parent had at the fork. */
+static void pool_fill(struct analysis *a, struct pool *p,
+                      const struct process *pr, const struct pool_snap *s)
+{
+	p->has_init = s->has_init;
+	p->has_flags = s->has_flags;
+	p->block_size = s->block_size;
+	p->block_count = s->block_count;
+	p->flags = s->flags;
+	p->init_line = s->init_line;
+	p->forked_from = s->origin;
+	p->fork_line = pr->fork_line;
+	if (s->set != NULL) {
+		struct set_info *set = set_of(p);
+		set->min_block = s->set->min_block;
+		set->max_block = s->set->max_block;
+		set->bytes_per_class = s->set->bytes_per_class;
+		for (int i = 0; i < 64; i++) {
+			set->classes[i].known = (int)(s->set->known >> i) & 1;
+			set->classes[i].block_count = s->set->block_count[i];
+		}
+	}
+	p->base = s->lives;
+	snap_hold(p->base);
+	const struct live_count *c = lives_count(p->base);
+	p->st.live_pool_blocks = p->st.peak_pool_blocks = c->pool_blocks;
+	p->st.live_fallback_bytes = p->st.peak_fallback_bytes =
+	    c->fallback_bytes;
+	series_sample_at(a, p, pr->fork_record, pr->fork_t);
+}
+
+/* The child's copy of the pool id named in its parent at the fork, made
+ * now; NO_POOL when the parent had none. */
+static uint32_t pool_inherit(struct analysis *a, uint32_t proc, uint64_t id)
+{
+	const struct process *pr = &a->procs[proc];
+	if (pr->pools == NULL)
+		return NO_POOL;
+	const struct pool_snap *s = pools_find(&a->snap, pr->pools, id);
+	uint64_t target = id;
+	if (s != NULL && s->is_alias) {
+		/* A set class's id: the copy of its set. */
+		target = s->alias;
+		uint64_t *index = counter_find(&a->pool_index, proc, target);
+		if (index != NULL) {
+			uint32_t pi = (uint32_t)(*index - 1);
+			pool_register(a, proc, id, pi);
+			return pi;
+		}
+		s = pools_find(&a->snap, pr->pools, target);
+	}
+	if (s == NULL || s->is_alias)
+		return NO_POOL;
+	uint32_t pi = pool_new(a, proc, target, pr->fork_line);
+	pool_fill(a, &a->pools[pi], pr, s);
+	pool_register(a, proc, target, pi);
+	if (target != id)
+		pool_register(a, proc, id, pi);
+	return pi;
+}
+
+/* The pool id names in proc, inherited or not; NO_POOL when none. */
+static uint32_t pool_find(struct analysis *a, uint32_t proc, uint64_t id)
+{
+	uint64_t *index = counter_find(&a->pool_index, proc, id);
+	if (index != NULL)
+		return (uint32_t)(*index - 1);
+	return pool_inherit(a, proc, id);
+}
+
+static uint32_t pool_get(struct analysis *a, uint32_t proc, uint64_t id,
+                         uint64_t line)
+{
+	uint32_t pi = pool_find(a, proc, id);
+	if (pi == NO_POOL) {
+		pi = pool_new(a, proc, id, line);
+		pool_register(a, proc, id, pi);
+	}
+	return pi;
 }
 
 /* The pool a record is about: a class's init record is about its set. */
@@ -286,10 +503,18 @@ static void peak(uint64_t *live, uint64_t *pk)
 		*pk = *live;
 }
 
-/* Adds (sign > 0) or removes a live entry's weight in both stats. */
+/* Adds (sign > 0) or removes a live entry's weight in both stats and in
+ * its process's count. */
 static void live_account(struct analysis *a, struct pool *p,
                          const struct life *l, int sign)
 {
+	struct live_count *c = &a->procs[p->process].live;
+	c->n += (uint64_t)(int64_t)sign;
+	c->bytes += sign > 0 ? l->size : -l->size;
+	if (l->src == TRACE_SRC_POOL)
+		c->pool_blocks += (uint64_t)(int64_t)sign;
+	else if (l->src == TRACE_SRC_FALLBACK)
+		c->fallback_bytes += sign > 0 ? l->size : -l->size;
 	struct stats *s[2] = {&p->st, &a->total};
 	for (int i = 0; i < 2; i++) {
 		if (l->src == TRACE_SRC_POOL) {
@@ -306,9 +531,47 @@ static void live_account(struct analysis *a, struct pool *p,
 	}
 }
 
+/* The entry of ptr in the record's pool: its own, or else a copy of the
+ * one it inherited; when it has neither, a new one (state ST_NEW) if
+ * create, else NULL.  Earlier pointers into the live set do not survive
+ * it. */
+static struct life *life_get(struct ctx *x, uint64_t ptr, int create)
+{
+	struct analysis *a = x->a;
+	struct life *l;
+	size_t n = a->live.n;
+	if (x->p->base == NULL) {
+		/* Nothing inherited: one lookup, as without forks. */
+		l = create ? life_claim(&a->live, x->pi, ptr)
+		           : life_find(&a->live, x->pi, ptr);
+		if (a->live.n > n)
+			note_life(a, x->proc, l);
+		return l;
+	}
+	l = life_find(&a->live, x->pi, ptr);
+	if (l != NULL)
+		return l;
+	const struct life *b = lives_find(&a->snap, x->p->base, ptr);
+	if (b == NULL && !create)
+		return NULL;
+	l = life_claim(&a->live, x->pi, ptr);
+	note_life(a, x->proc, l);
+	if (b != NULL) {
+		/* The inherited one stays as the fork left it. */
+		*l = *b;
+		l->pool = x->pi;
+		l->pending_double = 0; /* its event is the parent's */
+		if (b->state == ST_LIVE) {
+			x->p->shadowed++;
+			x->p->shadowed_bytes += b->size;
+		}
+	}
+	return l;
+}
+
 static void make_live(struct ctx *x, uint64_t ptr, uint64_t size, uint64_t src)
 {
-	struct life *l = life_claim(&x->a->live, x->pi, ptr);
+	struct life *l = life_get(x, ptr, 1);
 	if (l->state == ST_LIVE) {
 		add_event(x, K_DUPLICATE, ptr, l->line);
 		live_account(x->a, x->p, l, -1);
@@ -329,7 +592,7 @@ static void make_live(struct ctx *x, uint64_t ptr, uint64_t size, uint64_t src)
 /* The life of ptr when it is live; else why not becomes an event. */
 static struct life *live_or_event(struct ctx *x, uint64_t ptr)
 {
-	struct life *l = life_find(&x->a->live, x->pi, ptr);
+	struct life *l = life_get(x, ptr, 0);
 	if (l == NULL || l->state == ST_NEW) {
 		add_event(x, K_UNKNOWN, ptr, 0);
 		return NULL;
@@ -435,11 +698,12 @@ static void on_class_init(struct ctx *x)
 	    &s->classes[log2_of(value(x, TRACE_KEY_BLOCK_SIZE))];
 	class->known = 1;
 	class->block_count = value(x, TRACE_KEY_BLOCK_COUNT);
-	/* Whatever names the class's own pool id is about the set. */
-	uint64_t *index =
-	    counter_at(&x->a->pool_index, x->proc, value(x, TRACE_KEY_POOL));
-	if (*index == 0)
-		*index = (uint64_t)x->pi + 1;
+	/* Whatever names the class's own pool id is about the set, unless
+	 * the id names a pool already (a copy made here among them). */
+	uint64_t id = value(x, TRACE_KEY_POOL);
+	if (pool_find(x->a, x->proc, id) == NO_POOL)
+		pool_register(x->a, x->proc, id, x->pi);
+	x->p = &x->a->pools[x->pi];
 }
 
 static void on_init(struct ctx *x)
@@ -591,80 +855,33 @@ static void on_report(struct ctx *x)
 
 /* ------------------------------------------------------------------ fork */
 
-/* The child's copy of pool qi, made on first need. */
-static uint32_t pool_copy(struct analysis *a, uint32_t qi, uint32_t child,
-                          uint64_t line)
-{
-	if (a->pools[qi].copy != 0)
-		return a->pools[qi].copy - 1;
-	uint32_t ci = pool_new(a, child, a->pools[qi].id, line);
-	struct pool *q = &a->pools[qi], *p = &a->pools[ci];
-	q->copy = ci + 1;
-	p->has_init = q->has_init;
-	p->has_flags = q->has_flags;
-	p->block_size = q->block_size;
-	p->block_count = q->block_count;
-	p->flags = q->flags;
-	p->init_line = q->init_line;
-	p->forked_from = qi + 1;
-	p->fork_line = line;
-	if (q->set != NULL) {
-		struct set_info *s = set_of(p);
-		*s = *q->set;
-		s->above_requests = s->above_fallback = 0;
-		for (int i = 0; i < 64; i++)
-			s->classes[i].requests = s->classes[i].served =
-			    s->classes[i].fallback = 0;
-	}
-	return ci;
-}
-
-/* Every pool id of the parent, set classes' included, names a copy. */
-static void fork_pools(struct analysis *a, uint32_t parent, uint32_t child,
-                       uint64_t line)
-{
-	size_t n = a->pool_index.n;
-	for (size_t i = 0; i < n; i++) {
-		struct counter e = a->pool_index.v[i];
-		if (e.a != parent)
-			continue;
-		uint32_t ci =
-		    pool_copy(a, (uint32_t)(e.count - 1), child, line);
-		*counter_at(&a->pool_index, child, e.b) = (uint64_t)ci + 1;
-	}
-}
-
-/* Every address of the parent's pools, live or not, in the copies. */
-static void fork_lives(struct analysis *a)
-{
-	size_t n = a->live.n;
-	for (size_t i = 0; i < n; i++) {
-		struct life l = a->live.v[i];
-		uint32_t copy = a->pools[l.pool].copy;
-		if (copy == 0 || l.state == ST_NEW)
-			continue;
-		l.pool = copy - 1;
-		l.pending_double = 0; /* its event is the parent's */
-		*life_claim(&a->live, l.pool, l.ptr) = l;
-		if (l.state == ST_LIVE)
-			live_account(a, &a->pools[l.pool], &l, +1);
-	}
-}
-
+/* The child starts from its parent's pools as they are now: it holds
+ * their snapshot, and what is live in them counts in the totals from here
+ * on, as theirs.  Its copy of a pool is made when it names the pool. */
 static void on_fork(struct ctx *x)
 {
 	struct analysis *a = x->a;
-	uint64_t *parent =
+	uint64_t *index =
 	    counter_find(&a->proc_index, value(x, TRACE_KEY_PARENT), 1);
-	if (parent == NULL)
+	if (index == NULL || *index - 1 == x->proc)
 		return;
-	size_t first = a->npools;
-	fork_pools(a, (uint32_t)(*parent - 1), x->proc, x->line);
-	fork_lives(a);
-	for (size_t i = 0; i < a->npools; i++)
-		a->pools[i].copy = 0;
-	for (size_t i = first; i < a->npools; i++)
-		series_sample(a, &a->pools[i], value(x, TRACE_KEY_T));
+	uint32_t parent = (uint32_t)(*index - 1);
+	if (!a->procs[parent].shares)
+		share_start(a, parent);
+	const struct process *pp = &a->procs[parent];
+	struct process *pc = &a->procs[x->proc];
+	pc->pools = pp->pools;
+	snap_hold(pc->pools);
+	pc->forked = 1;
+	pc->fork_line = x->line;
+	pc->fork_record = a->lines.records + 1;
+	pc->fork_t = value(x, TRACE_KEY_T);
+	pc->inherited = pc->live = pp->live;
+	struct stats *t = &a->total;
+	t->live_pool_blocks += pp->live.pool_blocks;
+	peak(&t->live_pool_blocks, &t->peak_pool_blocks);
+	t->live_fallback_bytes += pp->live.fallback_bytes;
+	peak(&t->live_fallback_bytes, &t->peak_fallback_bytes);
 }
 
 /* -------------------------------------------------------------- dispatch */
@@ -724,6 +941,8 @@ int model_apply(struct analysis *a, const struct call *c, uint64_t line)
 			set_of(x.p);
 	}
 	handlers[c->op](&x);
+	if (x.p != NULL && a->procs[x.proc].shares)
+		share_record(a, x.proc, x.pi, c);
 	count_record(&x);
 	return 1;
 }
@@ -740,6 +959,7 @@ void analysis_init(struct analysis *a, const struct options *opt)
 	counter_map_init(&a->threads, &a->key, &a->map_probes);
 	a->live.index.key = &a->key;
 	a->live.index.stats = &a->live_probes;
+	snapshots_init(&a->snap, &a->key, &a->fork_probes);
 }
 
 static void pool_entry_free(struct pool *p)
@@ -758,7 +978,12 @@ void analysis_free(struct analysis *a)
 	for (size_t i = 0; i < a->npools; i++)
 		pool_entry_free(&a->pools[i]);
 	free(a->pools);
+	for (size_t i = 0; i < a->nprocs; i++) {
+		free(a->procs[i].ids);
+		free(a->procs[i].lives);
+	}
 	free(a->procs);
+	snapshots_free(&a->snap);
 	counter_map_free(&a->pool_index);
 	counter_map_free(&a->proc_index);
 	counter_map_free(&a->threads);

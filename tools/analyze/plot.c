@@ -52,12 +52,18 @@ void series_count(const struct analysis *a, struct pool *p, int fallback)
 
 void series_sample(const struct analysis *a, struct pool *p, uint64_t t)
 {
+	series_sample_at(a, p, a->lines.records + 1, t);
+}
+
+void series_sample_at(const struct analysis *a, struct pool *p, uint64_t record,
+                      uint64_t t)
+{
 	if (!plotting(a))
 		return;
 	struct series *s = &p->series;
 	s->v = array_reserve(s->v, &s->cap, s->n + 1, sizeof *s->v);
 	s->v[s->n++] = (struct sample){
-	    .record = a->lines.records + 1,
+	    .record = record,
 	    .t = t,
 	    .blocks = p->st.live_pool_blocks,
 	    .fallback_bytes = p->st.live_fallback_bytes,

@@ -273,8 +273,9 @@ static void json_leaks(const struct analysis *a, struct jw *w,
 	jw_open(w, "leaks", '{');
 	jw_u64(w, "count", p->st.leaks);
 	jw_u64(w, "bytes", p->st.leak_bytes);
+	size_t shown = p->nleaks < a->opt.limit ? p->nleaks : a->opt.limit;
 	jw_open(w, "list", '[');
-	for (size_t i = 0; i < p->nleaks && i < a->opt.limit; i++) {
+	for (size_t i = 0; i < shown; i++) {
 		const struct leak *l = &p->leaks[i];
 		jw_open(w, NULL, '{');
 		jw_hex(w, "ptr", l->ptr);
@@ -286,8 +287,7 @@ static void json_leaks(const struct analysis *a, struct jw *w,
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');
-	jw_u64(w, "not_listed",
-	       p->nleaks > a->opt.limit ? p->nleaks - a->opt.limit : 0);
+	jw_u64(w, "not_listed", p->st.leaks - shown);
 	jw_close(w, '}');
 }
 
@@ -360,6 +360,10 @@ static void json_total(const struct analysis *a, struct jw *w)
 	jw_open(w, "leaks", '{');
 	jw_u64(w, "count", s->leaks);
 	jw_u64(w, "bytes", s->leak_bytes);
+	jw_open(w, "in_unnamed_pools", '{');
+	jw_u64(w, "count", a->unnamed_leaks);
+	jw_u64(w, "bytes", a->unnamed_leak_bytes);
+	jw_close(w, '}');
 	jw_close(w, '}');
 	for (int k = 0; k < K_COUNT; k++)
 		jw_u64(w, kind_names[k], s->problems[k]);

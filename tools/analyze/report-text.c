@@ -155,7 +155,8 @@ static void text_leaks(const struct analysis *a, FILE *o, const struct pool *p)
 {
 	fprintf(o, "  leaks: %" PRIu64 " (%" PRIu64 " bytes)\n", p->st.leaks,
 	        p->st.leak_bytes);
-	for (size_t i = 0; i < p->nleaks && i < a->opt.limit; i++) {
+	size_t shown = p->nleaks < a->opt.limit ? p->nleaks : a->opt.limit;
+	for (size_t i = 0; i < shown; i++) {
 		const struct leak *l = &p->leaks[i];
 		fprintf(o,
 		        "    0x%" PRIx64 " size %" PRIu64 " %s line %" PRIu64
@@ -163,8 +164,9 @@ static void text_leaks(const struct analysis *a, FILE *o, const struct pool *p)
 		        l->ptr, l->size, trace_op_name(l->op), l->line,
 		        trace_src_name(l->src), l->thread);
 	}
-	if (p->nleaks > a->opt.limit)
-		fprintf(o, "    ... and %zu more\n", p->nleaks - a->opt.limit);
+	if (p->st.leaks > shown)
+		fprintf(o, "    ... and %" PRIu64 " more\n",
+		        p->st.leaks - shown);
 }
 
 static void text_events(FILE *o, enum kind k, const struct evlist *l)
@@ -258,6 +260,11 @@ static void text_total(const struct analysis *a, FILE *o)
 	text_stats(o, s, a->threads.n);
 	fprintf(o, "  leaks: %" PRIu64 " (%" PRIu64 " bytes)\n", s->leaks,
 	        s->leak_bytes);
+	if (a->unnamed_leaks != 0)
+		fprintf(o,
+		        "    of them in pools a forked process inherited and "
+		        "never named: %" PRIu64 " (%" PRIu64 " bytes)\n",
+		        a->unnamed_leaks, a->unnamed_leak_bytes);
 	for (int k = 0; k < K_COUNT; k++)
 		fprintf(o, "  %s: %" PRIu64 "\n", kind_titles[k],
 		        s->problems[k]);

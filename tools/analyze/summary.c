@@ -18,27 +18,87 @@ static int leak_cmp(const void *x, const void *y)
 	return (l->ptr > m->ptr) - (l->ptr < m->ptr);
 }
 
-static void count_leaks(struct analysis *a)
+static void count_leak(struct analysis *a, struct pool *p, uint64_t n,
+                       uint64_t bytes)
 {
-	for (size_t i = 0; i < a->live.n; i++) {
-		const struct life *l = &a->live.v[i];
-		if (l->state != ST_LIVE)
-			continue;
-		struct stats *s[2] = {&a->pools[l->pool].st, &a->total};
-		for (int j = 0; j < 2; j++) {
-			s[j]->leaks++;
-			s[j]->leak_bytes += l->size;
-		}
+	struct stats *s[2] = {&p->st, &a->total};
+	for (int j = 0; j < 2; j++) {
+		s[j]->leaks += n;
+		s[j]->leak_bytes += bytes;
 	}
 }
 
-/* Allocations live at the end, per pool, first allocated first. */
-void analysis_finish(struct analysis *a)
+/* A pool's own entries, in the live set. */
+static void count_own_leaks(struct analysis *a)
 {
-	count_leaks(a);
+	for (size_t i = 0; i < a->live.n; i++) {
+		const struct life *l = &a->live.v[i];
+		if (l->state == ST_LIVE)
+			count_leak(a, &a->pools[l->pool], 1, l->size);
+	}
+}
+
+struct own_entry {
+	struct analysis *a;
+	uint32_t pool;
+};
+
+static int has_own_entry(void *arg, uint64_t ptr)
+{
+	struct own_entry *o = arg;
+	return life_find(&o->a->live, o->pool, ptr) != NULL;
+}
+
+/* What a forked process inherited and never touched: of the pools it
+ * named, from their snapshots; of the others, as many as were live in
+ * them at the fork, which no pool lists. */
+static void count_inherited_leaks(struct analysis *a)
+{
+	struct live_count *named = xcalloc(a->nprocs, sizeof *named);
 	for (size_t i = 0; i < a->npools; i++) {
 		struct pool *p = &a->pools[i];
-		p->leaks = xcalloc(p->st.leaks, sizeof *p->leaks);
+		if (p->base == NULL)
+			continue;
+		const struct live_count *c = lives_count(p->base);
+		count_leak(a, p, c->n - p->shadowed,
+		           c->bytes - p->shadowed_bytes);
+		named[p->process].n += c->n;
+		named[p->process].bytes += c->bytes;
+	}
+	for (size_t i = 0; i < a->nprocs; i++) {
+		const struct process *pr = &a->procs[i];
+		if (!pr->forked)
+			continue;
+		a->unnamed_leaks += pr->inherited.n - named[i].n;
+		a->unnamed_leak_bytes += pr->inherited.bytes - named[i].bytes;
+	}
+	a->total.leaks += a->unnamed_leaks;
+	a->total.leak_bytes += a->unnamed_leak_bytes;
+	free(named);
+}
+
+/* Of the inherited leaks of p, as many as a list shows. */
+static size_t leaks_listed(const struct analysis *a, const struct pool *p,
+                           uint64_t own)
+{
+	uint64_t inherited = p->st.leaks - own;
+	return inherited < a->opt.limit ? (size_t)inherited : a->opt.limit;
+}
+
+/* Allocations live at the end, per pool, first allocated first: all of a
+ * pool's own entries, and of the inherited ones only as many as a list
+ * shows. */
+void analysis_finish(struct analysis *a)
+{
+	count_own_leaks(a);
+	uint64_t *own = xcalloc(a->npools, sizeof *own);
+	for (size_t i = 0; i < a->npools; i++)
+		own[i] = a->pools[i].st.leaks;
+	count_inherited_leaks(a);
+	for (size_t i = 0; i < a->npools; i++) {
+		struct pool *p = &a->pools[i];
+		p->leaks = xcalloc((size_t)own[i] + leaks_listed(a, p, own[i]),
+		                   sizeof *p->leaks);
 	}
 	for (size_t i = 0; i < a->live.n; i++) {
 		const struct life *l = &a->live.v[i];
@@ -48,6 +108,22 @@ void analysis_finish(struct analysis *a)
 		p->leaks[p->nleaks++] = (struct leak){
 		    l->ptr, l->size, l->line, l->thread, l->op, l->src};
 	}
+	for (size_t i = 0; i < a->npools; i++) {
+		struct pool *p = &a->pools[i];
+		size_t max = leaks_listed(a, p, own[i]);
+		if (max == 0)
+			continue;
+		struct own_entry o = {a, (uint32_t)i};
+		struct life *v = xcalloc(max, sizeof *v);
+		size_t n =
+		    lives_first(&a->snap, p->base, max, has_own_entry, &o, v);
+		for (size_t j = 0; j < n; j++)
+			p->leaks[p->nleaks++] =
+			    (struct leak){v[j].ptr,    v[j].size, v[j].line,
+			                  v[j].thread, v[j].op,   v[j].src};
+		free(v);
+	}
+	free(own);
 	for (size_t i = 0; i < a->npools; i++)
 		qsort(a->pools[i].leaks, a->pools[i].nleaks,
 		      sizeof(struct leak), leak_cmp);

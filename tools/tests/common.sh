@@ -13,6 +13,10 @@
 #                          SHIFTPOOL_ANALYZE_TABLE_STATS set) has a mean
 #                          probe length of at most MEAN and a longest of
 #                          at most MAX
+#   work_within TABLE N PROBES MAX
+#                          the same line has at most N lookups, PROBES
+#                          slots or nodes probed in all, and a longest
+#                          walk of at most MAX
 #   finish                 exit 1 if anything failed, else 0
 
 : "${srcdir:=.}"
@@ -97,6 +101,15 @@ probes_within()
 		for (i = 1; i < NF; i++) v[$i] = $(i + 1)
 		if (v["lookups"] == 0 || v["mean"] > mean || v["max"] > max) exit 1
 	}' || fail "table $1: probes too long (at most mean $2, max $3): $line"
+}
+
+work_within()
+{
+	line=$(grep "^table $1: " "$tmp/err") || { fail "no table $1 statistics"; return; }
+	echo "$line" | awk -v n="$2" -v probes="$3" -v max="$4" '{
+		for (i = 1; i < NF; i++) v[$i] = $(i + 1)
+		if (v["lookups"] > n || v["probes"] > probes || v["max"] > max) exit 1
+	}' || fail "table $1: too much work (at most $2 lookups, $3 probes, longest $4): $line"
 }
 
 finish()
