@@ -127,6 +127,9 @@ struct spin_lock {
 };
 
 POOL_COLD void lock_wait(struct spin_lock *lock);
+/* Waits long enough, after a long section, for a waiter backing off to
+ * see the lock free. */
+POOL_COLD void lock_give_way(void);
 
 POOL_INLINE void lock_acquire(struct spin_lock *lock)
 {
@@ -420,10 +423,6 @@ struct shared_list {
  * to encode links, which entry points serve.
  */
 struct pool {
-	/* The fields, in a union that places allocated[] at the offset the
-	 * public header's fast paths address it at. */
-	union {
-	struct {
 	/* Read by every fast path, written by pool_init() only.  The fast
 	 * paths' dispatch and range checks in one compare each: single_limit
 	 * is block_size + 1 and single_count block_count for a POOL_SINGLE
@@ -451,11 +450,13 @@ struct pool {
 	/* POOL_SINGLE and POOL_LOCKED: the list lives in the free blocks,
 	 * a bit per block in allocated[] below. */
 	struct shared_list shared;
-	struct spin_lock lock; /* POOL_LOCKED: guards shared and allocated */
+	/* POOL_LOCKED: guards shared and allocated; not in the list's cache
+	 * line, so that waiters looking at it leave the holder's list alone */
+	struct spin_lock lock;
 
 	size_t block_size; /* 1 << block_shift */
-	char *end; /* one past the last block */
-	int flags; /* as given to pool_init() */
+	char *end;         /* one past the last block */
+	int flags;         /* as given to pool_init() */
 	/* The region's accessible pages (the blocks and, before them, the
 	 * unused start of the first page), cut into chunks of
 	 * max(page, block) bytes for pool_trim(). */
@@ -485,6 +486,8 @@ struct pool {
 	/* blocks touched in spans that pool_trim() gave back: the peak's
 	 * bound counts them still */
 	_Atomic uint64_t trimmed_touched;
+	/* pool_trim() calls holding available spans off the stack */
+	_Atomic uint32_t trimming;
 
 	/* Debug options (debug.c): the Nth fallback allocation fails (0:
 	 * off). */
@@ -503,14 +506,11 @@ struct pool {
 	size_t mapping_size;
 	void *side;
 	size_t side_size;
-	};
-	char fields[SHIFTPOOL_MAP_OFFSET_];
-	};
 
 	/* POOL_SINGLE and POOL_LOCKED: one bit per block, 1 while handed
-	 * out; at a fixed offset, so that the fast paths address it from
-	 * the pool itself. */
-	uint64_t allocated[];
+	 * out; at the fixed offset the public header's fast paths address it
+	 * at (the alignment places it there: the pool starts a mapping). */
+	_Alignas(SHIFTPOOL_MAP_OFFSET_) uint64_t allocated[];
 };
 
 _Static_assert(offsetof(struct pool, mode) + 1 == POOL_CACHE_LINE,
@@ -533,21 +533,22 @@ SAME_OFFSET(block_shift, block_shift, block_shift);
 SAME_OFFSET(shared.head, head, head);
 SAME_OFFSET(shared.allocs, allocs, allocs);
 SAME_OFFSET(shared.last, last, last);
+_Static_assert(offsetof(struct pool, lock) / POOL_CACHE_LINE !=
+                   offsetof(struct pool, shared.head) / POOL_CACHE_LINE,
+               "the lock has a cache line apart from the list's");
 #undef SAME_OFFSET
 _Static_assert(offsetof(struct pool, allocated) == SHIFTPOOL_MAP_OFFSET_,
                "the fields of struct pool fit before allocated[]");
-_Static_assert(offsetof(struct span, local) ==
-                       offsetof(struct shiftpool_span_, local) &&
-                   offsetof(struct span, allocs) ==
-                       offsetof(struct shiftpool_span_, allocs) &&
-                   offsetof(struct span, last) ==
-                       offsetof(struct shiftpool_span_, last) &&
-                   offsetof(struct span, out) ==
-                       offsetof(struct shiftpool_span_, out) &&
-                   offsetof(struct span, claim) ==
-                       offsetof(struct shiftpool_span_, claim) &&
-                   SPAN_WORDS == SHIFTPOOL_SPAN_WORDS_,
-               "struct span is laid out as the header says");
+_Static_assert(
+    offsetof(struct span, local) == offsetof(struct shiftpool_span_, local) &&
+        offsetof(struct span, allocs) ==
+            offsetof(struct shiftpool_span_, allocs) &&
+        offsetof(struct span, last) == offsetof(struct shiftpool_span_, last) &&
+        offsetof(struct span, out) == offsetof(struct shiftpool_span_, out) &&
+        offsetof(struct span, claim) ==
+            offsetof(struct shiftpool_span_, claim) &&
+        SPAN_WORDS == SHIFTPOOL_SPAN_WORDS_,
+    "struct span is laid out as the header says");
 
 /* The pool as the header's fast paths see it. */
 POOL_INLINE struct shiftpool_pool_ *fast_of(struct pool *pool)
@@ -735,7 +736,7 @@ int stats_flush(FILE *stream, bool failed);
 /* pool_init() for a class of a set, its region placed in slice (see
  * region_place()); its init record names the set.  NULL with errno. */
 struct pool *class_create(size_t block_size, int flags, char *slice,
-                               size_t slice_size, uint64_t set_id);
+                          size_t slice_size, uint64_t set_id);
 /* Whether the block of that index is handed out now. */
 bool block_is_live(struct pool *pool, size_t index);
 /* A new pool or set number, for the trace. */

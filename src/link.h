@@ -60,7 +60,8 @@ POOL_INLINE void link_open(void *block, int word)
 POOL_INLINE void link_close(void *block, int word)
 {
 #ifdef HAVE_VALGRIND_MEMCHECK_H
-	VALGRIND_MAKE_MEM_NOACCESS((uintptr_t *)block + word, sizeof(uintptr_t));
+	VALGRIND_MAKE_MEM_NOACCESS((uintptr_t *)block + word,
+	                           sizeof(uintptr_t));
 #else
 	(void)block;
 	(void)word;

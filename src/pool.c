@@ -691,7 +691,7 @@ POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 }
 
 struct pool *class_create(size_t block_size, int flags, char *slice,
-                               size_t slice_size, uint64_t set_id)
+                          size_t slice_size, uint64_t set_id)
 {
 	return create_pool(block_size, 1, flags, slice, slice_size, set_id);
 }
@@ -833,12 +833,15 @@ POOL_API void pool_free_bulk(pool_t *pool, size_t n, void *const *ptrs)
  * pointer.
  */
 #if defined(HINT_BY_OFFSET) && !defined(SHIFTPOOL_NO_HARDENING)
-POOL_API POOL_ATTR_MALLOC POOL_ATTR_ALLOC_SIZE(2) POOL_ATTR_NONNULL(1) void *
-shiftpool_inline_malloc_1(pool_t *pool, size_t size)
-    __attribute__((alias("pool_malloc")));
-POOL_API POOL_ATTR_MALLOC POOL_ATTR_ALLOC_SIZE(2, 3) POOL_ATTR_NONNULL(1) void *
-shiftpool_inline_calloc_1(pool_t *pool, size_t nmemb, size_t size)
-    __attribute__((alias("pool_calloc")));
+POOL_API POOL_ATTR_MALLOC POOL_ATTR_ALLOC_SIZE(2)
+    POOL_ATTR_NONNULL(1) void *shiftpool_inline_malloc_1(pool_t *pool,
+                                                         size_t size)
+        __attribute__((alias("pool_malloc")));
+POOL_API POOL_ATTR_MALLOC POOL_ATTR_ALLOC_SIZE(2, 3)
+    POOL_ATTR_NONNULL(1) void *shiftpool_inline_calloc_1(pool_t *pool,
+                                                         size_t nmemb,
+                                                         size_t size)
+        __attribute__((alias("pool_calloc")));
 POOL_API POOL_ATTR_NONNULL(1) void shiftpool_inline_free_1(pool_t *pool,
                                                            void *ptr)
     __attribute__((alias("pool_free")));

@@ -20,9 +20,9 @@
  *    lock, the per-thread registry, the trace, the error handler's), so
  *    the fork happens at a moment when no other thread is inside a locked
  *    section, and both sides release them afterwards.  Lock-free state
- *    needs no such care: a POOL_PER_THREAD span that another thread held at the fork stays with
- *    that thread's cache in the child, where nobody uses it; the child
- *    allocates from the other spans.
+ *    needs no such care: a POOL_PER_THREAD span that another thread held at the
+ * fork stays with that thread's cache in the child, where nobody uses it; the
+ * child allocates from the other spans.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -65,10 +65,10 @@ struct chunk {
  * its pool is handed to anyone, and a pointer of a region being removed
  * belongs to a pool nobody may use any more.
  */
-#define GRANULE_SHIFT 21
+#define GRANULE_SHIFT      21
 #define GRANULE_SPACE_BITS (SIZE_MAX > UINT32_MAX ? 47 : 32)
-#define GRANULE_COUNT ((size_t)1 << (GRANULE_SPACE_BITS - GRANULE_SHIFT))
-#define GRANULE_STUCK 255
+#define GRANULE_COUNT      ((size_t)1 << (GRANULE_SPACE_BITS - GRANULE_SHIFT))
+#define GRANULE_STUCK      255
 
 static _Atomic(_Atomic uint8_t *) granules;
 
@@ -150,9 +150,9 @@ static bool granules_count(uintptr_t lo, uintptr_t hi, bool add)
 	if (table == NULL) {
 		if (!add)
 			return true;
-		void *map = mmap(NULL, GRANULE_COUNT, PROT_READ | PROT_WRITE,
-		                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		                 -1, 0);
+		void *map =
+		    mmap(NULL, GRANULE_COUNT, PROT_READ | PROT_WRITE,
+		         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (map == MAP_FAILED)
 			return false;
 		table = map;
@@ -161,7 +161,8 @@ static bool granules_count(uintptr_t lo, uintptr_t hi, bool add)
 	/* Beyond the table (a 57-bit address space): always looked up. */
 	for (uintptr_t g = lo >> GRANULE_SHIFT;
 	     g <= (hi - 1) >> GRANULE_SHIFT && g < GRANULE_COUNT; g++) {
-		uint8_t n = atomic_load_explicit(&table[g], memory_order_relaxed);
+		uint8_t n =
+		    atomic_load_explicit(&table[g], memory_order_relaxed);
 		if (n == GRANULE_STUCK)
 			continue;
 		atomic_store_explicit(&table[g], (uint8_t)(add ? n + 1 : n - 1),
@@ -235,7 +236,8 @@ int registry_add(struct pool *pool)
 	pthread_once(&atfork_once, atfork_install);
 	if (atfork_error)
 		return ENOMEM;
-	uintptr_t lo = (uintptr_t)pool->claim_lo, hi = (uintptr_t)pool->claim_hi;
+	uintptr_t lo = (uintptr_t)pool->claim_lo,
+	          hi = (uintptr_t)pool->claim_hi;
 	pthread_mutex_lock(&registry_lock);
 	struct slot *slot = slot_find(NULL);
 	if (slot != NULL && !granules_count(lo, hi, true))

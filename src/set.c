@@ -129,8 +129,8 @@ POOL_API pool_set_t *pool_set_init(size_t min_block, size_t max_block,
 		                (unsigned)flags);
 	for (unsigned c = 0; c < set->count; c++) {
 		char *at = set->base + ((size_t)c << shift);
-		set->classes[c] = class_create(
-		    min_block << c, flags, at, (size_t)1 << shift, set->id);
+		set->classes[c] = class_create(min_block << c, flags, at,
+		                               (size_t)1 << shift, set->id);
 		if (set->classes[c] == NULL) {
 			error = errno;
 			set_release(set);
@@ -248,22 +248,21 @@ POOL_API int pool_set_stats_print(const pool_set_t *set, FILE *stream,
 		return -1;
 	}
 	bool json = format == POOL_STATS_JSON;
-	bool failed =
-	    (json ? fprintf(stream, "{\"kind\":\"set\",\"classes\":[")
-	          : fprintf(stream, "set: %u classes, %zu .. %zu B\n",
-	                    set->count, set->classes[0]->block_size,
-	                    set->classes[set->last]->block_size)) < 0;
+	bool failed = (json ? fprintf(stream, "{\"kind\":\"set\",\"classes\":[")
+	                    : fprintf(stream, "set: %u classes, %zu .. %zu B\n",
+	                              set->count, set->classes[0]->block_size,
+	                              set->classes[set->last]->block_size)) < 0;
 	for (unsigned c = 0; c < set->count && !failed; c++) {
 		failed = pool_stats(set->classes[c], &one) != 0 ||
 		         (json ? c > 0 && fputc(',', stream) == EOF
-		               : fprintf(stream, "class %zu: ",
-		                         one.block_size) < 0) ||
+		               : fprintf(stream,
+		                         "class %zu: ", one.block_size) < 0) ||
 		         stats_write(stream, &one, format, ", ") < 0;
 	}
 	if (!failed)
-		failed = fputs(json ? "],\"total\":" : "total: ", stream) ==
-		             EOF ||
-		         stats_write(stream, &total, format, ", ") < 0 ||
-		         (json && fputs("}\n", stream) == EOF);
+		failed =
+		    fputs(json ? "],\"total\":" : "total: ", stream) == EOF ||
+		    stats_write(stream, &total, format, ", ") < 0 ||
+		    (json && fputs("}\n", stream) == EOF);
 	return stats_flush(stream, failed);
 }

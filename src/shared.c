@@ -11,25 +11,54 @@
 
 #include <sched.h>
 
-/* Loads a waiter spins through before it yields its core. */
-#define LOCK_SPINS 64
+/*
+ * A waiter backs off exponentially between looks at the lock, from one
+ * pause to LOCK_BACKOFF_MAX, and yields its core once it has waited that
+ * long LOCK_YIELD_AFTER times.  Each look takes the lock's cache line
+ * (and the list's, at the next acquisition) away from the thread that
+ * holds it: under contention, waiters that look less let the holder run
+ * many short sections with its lines in its own cache, where looking
+ * after every pause made every section wait for the lines to come back.
+ */
+#define LOCK_BACKOFF_MAX 64
+#define LOCK_YIELD_AFTER 4
+
+static void pause_for(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#else
+		atomic_signal_fence(memory_order_seq_cst);
+#endif
+	}
+}
+
+void lock_give_way(void)
+{
+	pause_for(2 * LOCK_BACKOFF_MAX);
+	sched_yield();
+}
 
 void lock_wait(struct spin_lock *lock)
 {
+	unsigned backoff = 8, at_max = 0;
+
 	for (;;) {
-		for (int i = 0; i < LOCK_SPINS; i++) {
-			uint32_t expected = 0;
-			if (atomic_load_explicit(&lock->state,
-			                         memory_order_relaxed) == 0 &&
-			    atomic_compare_exchange_weak_explicit(
-			        &lock->state, &expected, 1,
-			        memory_order_acquire, memory_order_relaxed))
-				return;
-#if defined(__x86_64__) || defined(__i386__)
-			__builtin_ia32_pause();
-#endif
+		uint32_t expected = 0;
+		if (atomic_load_explicit(&lock->state, memory_order_relaxed) ==
+		        0 &&
+		    atomic_compare_exchange_weak_explicit(
+		        &lock->state, &expected, 1, memory_order_acquire,
+		        memory_order_relaxed))
+			return;
+		pause_for(backoff);
+		if (backoff < LOCK_BACKOFF_MAX) {
+			backoff *= 2;
+		} else if (++at_max == LOCK_YIELD_AFTER) {
+			at_max = 0;
+			sched_yield();
 		}
-		sched_yield();
 	}
 }
 
@@ -247,9 +276,20 @@ size_t shared_trim(struct pool *pool)
 			bytes += region_give_back(
 			    pool, region_chunk_address(pool, run_lo[r]),
 			    region_chunk_address(pool, run_hi[r]));
+		/* A trim is long and rare: between its batches it lets the
+		 * threads that wait for the lock (backing off) have it. */
+		if (pool->mode == POOL_LOCKED && corrupt == NULL) {
+			shared_unlock(pool);
+			lock_give_way();
+			shared_lock(pool);
+		}
 	}
 	shared_check(pool);
 	shared_unlock(pool);
+	/* A program may trim in a loop: the lock goes to the waiters in
+	 * between. */
+	if (pool->mode == POOL_LOCKED)
+		lock_give_way();
 	if (corrupt != NULL)
 		report_corrupted(pool, corrupt);
 	return bytes;

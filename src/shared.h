@@ -112,8 +112,8 @@ POOL_INLINE size_t shared_free_many(struct pool *pool, size_t n,
 		*word = word_clear(*word, index, &was);
 		if (unlikely(!was))
 			break;
-		block_word_store(block, 0,
-		                 (uintptr_t)head ^ link_key_from(secret, block));
+		block_word_store(
+		    block, 0, (uintptr_t)head ^ link_key_from(secret, block));
 		hooks_block_in(pool, block, 0);
 		head = block;
 	}

@@ -31,17 +31,16 @@ int stats_write(FILE *stream, const pool_stats_t *st, int format,
                 const char *separator)
 {
 	if (format == POOL_STATS_JSON)
-		return fprintf(stream,
-		               "{\"mode\":\"%s\",\"block_size\":%zu,"
-		               "\"block_count\":%zu,\"in_use\":%zu,"
-		               "\"peak_in_use\":%zu,\"allocs\":%" PRIu64
-		               ",\"frees\":%" PRIu64
-		               ",\"fallback_allocs\":%" PRIu64
-		               ",\"fallback_frees\":%" PRIu64 "}",
-		               mode_name(st->flags), st->block_size,
-		               st->block_count, st->in_use, st->peak_in_use,
-		               st->allocs, st->frees, st->fallback_allocs,
-		               st->fallback_frees);
+		return fprintf(
+		    stream,
+		    "{\"mode\":\"%s\",\"block_size\":%zu,"
+		    "\"block_count\":%zu,\"in_use\":%zu,"
+		    "\"peak_in_use\":%zu,\"allocs\":%" PRIu64
+		    ",\"frees\":%" PRIu64 ",\"fallback_allocs\":%" PRIu64
+		    ",\"fallback_frees\":%" PRIu64 "}",
+		    mode_name(st->flags), st->block_size, st->block_count,
+		    st->in_use, st->peak_in_use, st->allocs, st->frees,
+		    st->fallback_allocs, st->fallback_frees);
 	const char *s = separator;
 	return fprintf(stream,
 	               "mode: %s%sblock_size: %zu%sblock_count: %zu%s"

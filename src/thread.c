@@ -78,6 +78,7 @@
 #include "thread.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 
 /* ------------------------------------------------------------ data */
@@ -600,6 +601,31 @@ static void hint_move_to(struct pool *pool, struct span *span)
 		span_release(pool, old);
 }
 
+/*
+ * A span given back (on the available stack), else one never used; NULL
+ * when there is neither.  A pool_trim() holds the spans it trims off the
+ * stack for a moment: a thread that finds none then waits for it to put
+ * them back, rather than fail (or fall back) while the pool has blocks.
+ */
+static struct span *available_or_fresh(struct pool *pool)
+{
+	for (;;) {
+		struct span *span = available_pop(pool);
+		if (span == NULL)
+			span = fresh_span(pool);
+		if (span != NULL)
+			return span;
+		/* Pairs with thread_trim()'s decrement, which follows its
+		 * pushes: seen 0, the spans are back on the stack. */
+		if (atomic_load_explicit(&pool->trimming,
+		                         memory_order_seq_cst) == 0) {
+			span = available_pop(pool);
+			return span != NULL ? span : fresh_span(pool);
+		}
+		sched_yield();
+	}
+}
+
 void *thread_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 {
 	if (cache_get(pool) == NULL)
@@ -623,9 +649,7 @@ void *thread_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 	 * was published, so this loop ends within span_count tries. */
 	for (size_t tries = 0; block == NULL && tries <= pool->span_count;
 	     tries++) {
-		span = available_pop(pool);
-		if (span == NULL)
-			span = fresh_span(pool);
+		span = available_or_fresh(pool);
 		if (span == NULL)
 			break;
 		hint_set_span(pool, span);
@@ -762,8 +786,11 @@ size_t thread_trim(struct pool *pool)
 
 	/* The spans nobody holds: taken off the stack (each is ours until it
 	 * goes back), their remote frees drained, the idle ones given back.
-	 * Spans held by threads are left alone.  Meanwhile the threads that
-	 * need a span take a fresh one, or fall back. */
+	 * Spans held by threads are left alone.  Meanwhile a thread that
+	 * needs a span and finds none waits for them (available_or_fresh()):
+	 * the count goes up before the first is taken, down after the last
+	 * is back. */
+	atomic_fetch_add_explicit(&pool->trimming, 1, memory_order_seq_cst);
 	for (struct span *span; (span = available_pop(pool)) != NULL;) {
 		span_drain(pool, span);
 		if (span_is_idle(span))
@@ -781,6 +808,7 @@ size_t thread_trim(struct pool *pool)
 		available_push(pool, taken);
 		taken = next ? &pool->spans[next - 1] : NULL;
 	}
+	atomic_fetch_sub_explicit(&pool->trimming, 1, memory_order_seq_cst);
 	return bytes;
 }
 
@@ -809,9 +837,8 @@ int thread_pool_init(struct pool *pool)
 #ifdef HINT_BY_OFFSET
 	/* The slot by the pool's number, as the array would index it: a
 	 * set's classes, numbered in a row, each get their own. */
-	intptr_t offset =
-	    (char *)&thread_hints[pool->id & (HINT_SLOTS - 1)] -
-	    (char *)__builtin_thread_pointer();
+	intptr_t offset = (char *)&thread_hints[pool->id & (HINT_SLOTS - 1)] -
+	                  (char *)__builtin_thread_pointer();
 	/* Static TLS lies within a few pages of the thread pointer. */
 	if (offset != (int32_t)offset)
 		return ENOMEM;

@@ -117,8 +117,8 @@ POOL_INLINE void *thread_pop(struct pool *pool, unsigned hooks)
  */
 POOL_INLINE int thread_push(struct pool *pool, void *block, unsigned hooks)
 {
-	int error = shiftpool_span_push_(fast_of(pool), fast_hint_of(pool),
-	                                 block);
+	int error =
+	    shiftpool_span_push_(fast_of(pool), fast_hint_of(pool), block);
 	if (likely(error == 0))
 		hooks_block_in(pool, block, hooks);
 	return error;
@@ -154,10 +154,10 @@ POOL_INLINE size_t thread_pop_many(struct pool *pool, size_t n, void **out)
 		if (unlikely(rel >= capacity))
 			break;
 		uint64_t *word = word_cache_at(&outs, rel);
-		if (unlikely(word_test(*word | atomic_load_explicit(
-		                                   &span->claim[rel >> 6],
-		                                   memory_order_relaxed),
-		                       rel)))
+		if (unlikely(word_test(
+		        *word | atomic_load_explicit(&span->claim[rel >> 6],
+		                                     memory_order_relaxed),
+		        rel)))
 			break;
 		*word = word_set(*word, rel, &was);
 		out[got++] = last = block;
@@ -201,8 +201,8 @@ POOL_INLINE size_t thread_push_many(struct pool *pool, size_t n,
 		*word = word_clear(*word, rel, &was);
 		if (unlikely(!was))
 			break;
-		block_word_store(block, 0,
-		                 (uintptr_t)head ^ link_key_from(secret, block));
+		block_word_store(
+		    block, 0, (uintptr_t)head ^ link_key_from(secret, block));
 		hooks_block_in(pool, block, 0);
 		head = block;
 	}

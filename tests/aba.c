@@ -665,18 +665,6 @@ static void usage(const char *argv0)
 	exit(2);
 }
 
-/* --only=LIST: whether LIST names part. */
-static bool selected(const char *only, const char *part)
-{
-	if (only == NULL)
-		return true;
-	size_t n = strlen(part);
-	for (const char *p = only; (p = strstr(p, part)) != NULL; p += n)
-		if ((p == only || p[-1] == ',') && (p[n] == ',' || p[n] == 0))
-			return true;
-	return false;
-}
-
 int main(int argc, char **argv)
 {
 	bool long_run = long_run_from_env();
@@ -696,7 +684,8 @@ int main(int argc, char **argv)
 			nthreads = (unsigned)strtoul(s + 10, NULL, 10);
 		else if (strncmp(s, "--only=", 7) == 0) {
 			only = s + 7;
-			if (!selected(only, "pools") && !selected(only, "set"))
+			if (!only_selected(only, "pools") &&
+			    !only_selected(only, "set"))
 				usage(argv[0]);
 		} else if (strncmp(s, "--blocks=", 9) == 0) {
 			const char *p = s + 9;
@@ -743,13 +732,13 @@ int main(int argc, char **argv)
 	       seed);
 	double t0 = now();
 	for (int m = 0; m < nmodes; m++) {
-		if (selected(only, "pools")) {
+		if (only_selected(only, "pools")) {
 			concurrency_part = "pools";
 			for (int c = 0; c < ncounts; c++)
 				run_pool(modes[m], counts[c], nthreads, rounds,
 				         cycles, seed);
 		}
-		if (selected(only, "set")) {
+		if (only_selected(only, "set")) {
 			concurrency_part = "set";
 			run_set(modes[m], nthreads, rounds, SET_WORK * cycles,
 			        seed);

@@ -394,9 +394,8 @@ static void printed_counts(const char *text, const char *json, size_t size,
 	ck_assert_int_eq(sscanf(at, "allocs: %" SCNu64, allocs), 1);
 	at = strstr(at, "fallback_allocs: ");
 	ck_assert_ptr_nonnull(at);
-	ck_assert_int_eq(sscanf(at, "fallback_allocs: %" SCNu64,
-	                        fallback_allocs),
-	                 1);
+	ck_assert_int_eq(
+	    sscanf(at, "fallback_allocs: %" SCNu64, fallback_allocs), 1);
 	/* The JSON object of the same class says the same. */
 	if (size != 0)
 		snprintf(key, sizeof key, "\"block_size\":%zu,", size);
@@ -405,8 +404,7 @@ static void printed_counts(const char *text, const char *json, size_t size,
 	at = strstr(json, key);
 	ck_assert_msg(at != NULL, "no %s in %s", key, json);
 	char want[160];
-	snprintf(want, sizeof want,
-	         "\"in_use\":%zu,\"peak_in_use\":", *in_use);
+	snprintf(want, sizeof want, "\"in_use\":%zu,\"peak_in_use\":", *in_use);
 	ck_assert_msg(strstr(at, want) != NULL, "%s: %s not in %s", key, want,
 	              at);
 	snprintf(want, sizeof want, "\"allocs\":%" PRIu64 ",", *allocs);

@@ -398,3 +398,14 @@ void check_whole_capacity(struct tracked *tr, const char *when)
 	      " after giving every block back",
 	      when, tr->index, st.in_use, st.allocs, st.frees);
 }
+
+bool only_selected(const char *only, const char *part)
+{
+	if (only == NULL)
+		return true;
+	size_t n = strlen(part);
+	for (const char *p = only; (p = strstr(p, part)) != NULL; p += n)
+		if ((p == only || p[-1] == ',') && (p[n] == ',' || p[n] == 0))
+			return true;
+	return false;
+}

@@ -137,6 +137,10 @@ bool common_option(const char *arg, bool *long_run, int *modes, int *nmodes);
  */
 void concurrency_start(const char *name, bool long_run);
 
+/* --only=LIST: whether LIST (a comma list; NULL for every part) names
+ * part. */
+bool only_selected(const char *only, const char *part);
+
 /* Prints "NAME: all OK in Ts (N preemptions by timer)". */
 void concurrency_done(double t0);
 

@@ -39,9 +39,8 @@ static void wrong_free(const struct safety_mode *ma,
 	pool_free(a, p);
 	CHECK(safety_reported(POOL_ERROR_WRONG_POOL) == 1 &&
 	          safety_reported_total() == 1,
-	      "%s -> %s: %u reports, %u of them WRONG_POOL", mb->name,
-	      ma->name, safety_reported_total(),
-	      safety_reported(POOL_ERROR_WRONG_POOL));
+	      "%s -> %s: %u reports, %u of them WRONG_POOL", mb->name, ma->name,
+	      safety_reported_total(), safety_reported(POOL_ERROR_WRONG_POOL));
 	CHECK(atomic_load(&safety_seen.last_ptr) == p &&
 	          atomic_load(&safety_seen.last_pool) == a,
 	      "%s -> %s: the report names %p of pool %p", mb->name, ma->name,
@@ -158,8 +157,7 @@ static void crowded_granules(void)
 		CHECK(safety_reported(POOL_ERROR_WRONG_POOL) == 2 * POOLS,
 		      "%s: %u wrong-pool reports of %d pools' blocks, not %d",
 		      safety_modes[m].name,
-		      safety_reported(POOL_ERROR_WRONG_POOL), POOLS,
-		      2 * POOLS);
+		      safety_reported(POOL_ERROR_WRONG_POOL), POOLS, 2 * POOLS);
 		pool_destroy(a);
 	}
 	for (int i = 0; i < POOLS; i++) {

@@ -77,17 +77,6 @@ static void usage(const char *argv0)
 	exit(2);
 }
 
-static bool selected(const char *only, const char *part)
-{
-	if (only == NULL)
-		return true;
-	size_t n = strlen(part);
-	for (const char *p = only; (p = strstr(p, part)) != NULL; p += n)
-		if ((p == only || p[-1] == ',') && (p[n] == ',' || p[n] == 0))
-			return true;
-	return false;
-}
-
 /* --threads=N[,N...]: false if a count is not 1 to 1024. */
 static bool parse_threads(const char *list, struct stress_options *o)
 {
@@ -180,7 +169,7 @@ static void run_parts(const struct stress_options *o, bool per_mode, int mode)
 {
 	for (size_t i = 0; i < NPARTS; i++) {
 		if (parts[i].per_mode != per_mode ||
-		    !selected(o->only, parts[i].name))
+		    !only_selected(o->only, parts[i].name))
 			continue;
 		concurrency_part = parts[i].name;
 		parts[i].run(o, mode);
