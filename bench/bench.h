@@ -165,8 +165,8 @@ struct options {
 	double duration;
 	int duration_given; /* --duration was given (http: its seconds) */
 	int quick;
-	int cold;    /* no warm-up at all: the seed's method */
-	int latency; /* time each call (held, lighttpd, xthread) */
+	int cold;     /* no warm-up at all: the seed's method */
+	int latency;  /* time each call (held, lighttpd, xthread) */
 	int prefault; /* the pool rows' pools made with POOL_PREFAULT */
 	int help;
 	int csv, json; /* 1: to stdout instead of the table */
@@ -210,8 +210,8 @@ struct bench_case {
 	size_t repeat;      /* fixed-work workloads: repetitions timed */
 	double duration;    /* parallel, xthread, pair: seconds timed */
 	uint64_t seed;
-	int cold;    /* no warm-up pass, one timed pass */
-	int latency; /* time each allocation and free call */
+	int cold;     /* no warm-up pass, one timed pass */
+	int latency;  /* time each allocation and free call */
 	int prefault; /* POOL_PREFAULT for a pool row's pool */
 };
 

@@ -37,7 +37,8 @@
 /* Allocators configure found; the others' rows say "not built".  The
  * optional ones (allocator_is_optional()) are looked for as programs. */
 static const int allocator_built[ALLOCATOR_COUNT] = {
-    [ALLOCATOR_GLIBC] = 1,           [ALLOCATOR_GLIBC_NOTRIM] = 1,
+    [ALLOCATOR_GLIBC] = 1,
+    [ALLOCATOR_GLIBC_NOTRIM] = 1,
 #ifdef HAVE_TCMALLOC
     [ALLOCATOR_TCMALLOC] = 1,
 #endif
@@ -47,13 +48,18 @@ static const int allocator_built[ALLOCATOR_COUNT] = {
 #ifdef HAVE_MIMALLOC
     [ALLOCATOR_MIMALLOC] = 1,
 #endif
-    [ALLOCATOR_POOL_SINGLE] = 1,     [ALLOCATOR_POOL_LOCKED] = 1,
-    [ALLOCATOR_POOL_PER_THREAD] = 1, [ALLOCATOR_POOL_SET_SINGLE] = 1,
+    [ALLOCATOR_POOL_SINGLE] = 1,
+    [ALLOCATOR_POOL_LOCKED] = 1,
+    [ALLOCATOR_POOL_PER_THREAD] = 1,
+    [ALLOCATOR_POOL_SET_SINGLE] = 1,
 #ifdef HAVE_INLINE_PATHS
-    [ALLOCATOR_POOL_SINGLE_INLINE] = 1, [ALLOCATOR_POOL_PER_THREAD_INLINE] = 1,
+    [ALLOCATOR_POOL_SINGLE_INLINE] = 1,
+    [ALLOCATOR_POOL_PER_THREAD_INLINE] = 1,
 #endif
-    [ALLOCATOR_POOL_SET_LOCKED] = 1, [ALLOCATOR_POOL_SET_PER_THREAD] = 1,
-    [ALLOCATOR_STACK] = 1,           [ALLOCATOR_FLOOR] = 1,
+    [ALLOCATOR_POOL_SET_LOCKED] = 1,
+    [ALLOCATOR_POOL_SET_PER_THREAD] = 1,
+    [ALLOCATOR_STACK] = 1,
+    [ALLOCATOR_FLOOR] = 1,
 };
 
 /* A worker that runs longer than this is killed and its row fails. */
