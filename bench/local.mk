@@ -261,6 +261,7 @@ noinst_PROGRAMS += %reldir%/pair-cost
 %canon_reldir%_pair_cost_LDADD = src/libshiftpool.la
 if INLINE_PATHS
 noinst_PROGRAMS += %reldir%/pair-cost-inline
+BENCH_INLINE_PAIR_COST = %reldir%/pair-cost-inline$(EXEEXT)
 endif
 %canon_reldir%_pair_cost_inline_SOURCES = %reldir%/pair-cost.c
 %canon_reldir%_pair_cost_inline_CPPFLAGS = $(AM_CPPFLAGS) -DSHIFTPOOL_INLINE
@@ -271,7 +272,10 @@ TESTS += %reldir%/targets-smoke.sh
 dist_noinst_SCRIPTS += %reldir%/targets-smoke.sh
 
 .PHONY: bench-targets
-bench-targets: %reldir%/bench$(EXEEXT) %reldir%/pair-cost$(EXEEXT)
+bench-targets: %reldir%/bench$(EXEEXT) %reldir%/pair-cost$(EXEEXT) \
+		$(BENCH_INLINE_PAIR_COST)
 	$(PYTHON3) $(srcdir)/%reldir%/targets.py \
 		--bench=%reldir%/bench$(EXEEXT) \
-		--pair-cost=%reldir%/pair-cost$(EXEEXT) $(TARGETS_FLAGS)
+		--pair-cost=%reldir%/pair-cost$(EXEEXT) \
+		--pair-cost-inline=%reldir%/pair-cost-inline$(EXEEXT) \
+		$(TARGETS_FLAGS)

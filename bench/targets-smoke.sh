@@ -26,7 +26,8 @@ fi
 
 "$PYTHON3" "$top_srcdir/bench/targets.py" --quick $skip_counts \
 	--bench="$top_builddir/bench/bench" \
-	--pair-cost="$top_builddir/bench/pair-cost" >"$out"
+	--pair-cost="$top_builddir/bench/pair-cost" \
+	--pair-cost-inline="$top_builddir/bench/pair-cost-inline" >"$out"
 status=$?
 cat "$out"
 if test $status -ne 0; then
