@@ -47,6 +47,7 @@
  * be instrumented: they go through functions that are not (and therefore
  * not inlined: GCC will not inline across that attribute).
  */
+#define SHIFTPOOL_BUILDING_ 1
 #ifdef SHIFTPOOL_ASAN
 static __attribute__((noinline, no_sanitize_address, unused)) uintptr_t
 block_word_load(const void *block, int word)

@@ -50,8 +50,10 @@ for std in c99 c11 c99-inline c11-inline; do
 done
 
 if command -v "$CXX" >/dev/null 2>&1; then
+	# Without SHIFTPOOL_INLINE the header is declarations alone: clean
+	# under -Wold-style-cast too.
 	for std in c++11 c++17 c++11-inline c++17-inline; do
-		inline=
+		inline=-Wold-style-cast
 		case $std in *-inline) inline=-DSHIFTPOOL_INLINE ;; esac
 		# shellcheck disable=SC2086
 		$CXX -std=${std%-inline} $strict $inline $CONSUMER_CFLAGS \
