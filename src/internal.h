@@ -119,9 +119,10 @@ block_word_store(void *block, int word, uintptr_t value)
  * POOL_LOCKED's lock: a word, 0 free, 1 held.  Taking a free lock is one
  * compare-and-swap and releasing it one plain store (release order), where
  * a pthread mutex costs two calls and an atomic read-modify-write each
- * way.  A waiter spins on a load (the sections it guards are a few dozen
- * instructions), then yields its core between tries.  Acquire and release
- * orders make it a lock for the ThreadSanitizer too.
+ * way.  A waiter backs off between looks at it, then yields its core
+ * (lock_wait(), shared.c); the lock is not fair, so a long section that
+ * runs again at once (pool_trim()) gives way after it (lock_give_way()).
+ * Acquire and release orders make it a lock for the ThreadSanitizer too.
  */
 struct spin_lock {
 	_Atomic uint32_t state;

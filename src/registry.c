@@ -20,9 +20,9 @@
  *    lock, the per-thread registry, the trace, the error handler's), so
  *    the fork happens at a moment when no other thread is inside a locked
  *    section, and both sides release them afterwards.  Lock-free state
- *    needs no such care: a POOL_PER_THREAD span that another thread held at the
- * fork stays with that thread's cache in the child, where nobody uses it; the
- * child allocates from the other spans.
+ *    needs no such care: a POOL_PER_THREAD span that another thread held
+ *    at the fork stays with that thread's cache in the child, where
+ *    nobody uses it; the child allocates from the other spans.
  *
  * SPDX-License-Identifier: MIT
  */

@@ -12,14 +12,15 @@
 #include <sched.h>
 
 /*
- * A waiter backs off exponentially between looks at the lock, from one
- * pause to LOCK_BACKOFF_MAX, and yields its core once it has waited that
- * long LOCK_YIELD_AFTER times.  Each look takes the lock's cache line
- * (and the list's, at the next acquisition) away from the thread that
- * holds it: under contention, waiters that look less let the holder run
+ * A waiter backs off exponentially between looks at the lock, from
+ * LOCK_BACKOFF_MIN pauses to LOCK_BACKOFF_MAX, and yields its core once it
+ * has waited that long LOCK_YIELD_AFTER times.  Each look takes the lock's
+ * cache line (and the list's, at the next acquisition) away from the thread
+ * that holds it: under contention, waiters that look less let the holder run
  * many short sections with its lines in its own cache, where looking
  * after every pause made every section wait for the lines to come back.
  */
+#define LOCK_BACKOFF_MIN 8
 #define LOCK_BACKOFF_MAX 64
 #define LOCK_YIELD_AFTER 4
 
@@ -42,7 +43,7 @@ void lock_give_way(void)
 
 void lock_wait(struct spin_lock *lock)
 {
-	unsigned backoff = 8, at_max = 0;
+	unsigned backoff = LOCK_BACKOFF_MIN, at_max = 0;
 
 	for (;;) {
 		uint32_t expected = 0;
