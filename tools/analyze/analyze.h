@@ -149,11 +149,16 @@ struct set_head {
 
 /* A pool id as a child inherits it: a pool or set, or a set class's own
  * id (alias), which names its set. */
+/* What a pool's init record said (a set's: its flags and line). */
+struct pool_init {
+	int has_init, has_flags;
+	uint64_t block_size, block_count, flags, line;
+};
+
 struct pool_snap {
 	int is_alias;
 	uint64_t alias; /* the set's pool id */
-	int has_init, has_flags;
-	uint64_t block_size, block_count, flags, init_line;
+	struct pool_init init;
 	const struct set_head *set; /* NULL: a pool */
 	uint32_t origin;            /* index + 1 into analysis.pools */
 	struct snode *lives;        /* its addresses, by pointer */
@@ -287,9 +292,8 @@ struct pool {
 	uint64_t id;
 	uint32_t process;     /* index into analysis.procs */
 	struct set_info *set; /* NULL for a pool */
-	int has_init, has_flags;
-	uint64_t block_size, block_count, flags;
-	uint64_t first_line, init_line, destroy_line;
+	struct pool_init init;
+	uint64_t first_line, destroy_line;
 	uint32_t forked_from; /* index + 1 of the parent's pool; 0: none */
 	uint64_t fork_line;
 	/* The addresses it inherited, as they were at the fork (NULL: none),

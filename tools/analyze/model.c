@@ -254,12 +254,7 @@ static struct pool_snap *share_pool(struct analysis *a, uint32_t proc,
 		s->lives = p->base;
 		snap_hold(p->base);
 	}
-	s->has_init = p->has_init;
-	s->has_flags = p->has_flags;
-	s->block_size = p->block_size;
-	s->block_count = p->block_count;
-	s->flags = p->flags;
-	s->init_line = p->init_line;
+	s->init = p->init;
 	s->origin = pi + 1;
 	if (p->set == NULL) {
 		s->set = NULL;
@@ -368,12 +363,7 @@ static void note_life(struct analysis *a, uint32_t proc, const struct life *l)
 static void pool_fill(struct analysis *a, struct pool *p,
                       const struct process *pr, const struct pool_snap *s)
 {
-	p->has_init = s->has_init;
-	p->has_flags = s->has_flags;
-	p->block_size = s->block_size;
-	p->block_count = s->block_count;
-	p->flags = s->flags;
-	p->init_line = s->init_line;
+	p->init = s->init;
 	p->forked_from = s->origin;
 	p->fork_line = pr->fork_line;
 	if (s->set != NULL) {
@@ -713,12 +703,12 @@ static void on_init(struct ctx *x)
 		on_class_init(x);
 		return;
 	}
-	p->has_init = 1;
-	p->block_size = value(x, TRACE_KEY_BLOCK_SIZE);
-	p->block_count = value(x, TRACE_KEY_BLOCK_COUNT);
-	p->has_flags = has(x->c, TRACE_KEY_FLAGS);
-	p->flags = value(x, TRACE_KEY_FLAGS);
-	p->init_line = x->line;
+	p->init.has_init = 1;
+	p->init.block_size = value(x, TRACE_KEY_BLOCK_SIZE);
+	p->init.block_count = value(x, TRACE_KEY_BLOCK_COUNT);
+	p->init.has_flags = has(x->c, TRACE_KEY_FLAGS);
+	p->init.flags = value(x, TRACE_KEY_FLAGS);
+	p->init.line = x->line;
 }
 
 static void on_set_init(struct ctx *x)
@@ -731,10 +721,10 @@ static void on_set_init(struct ctx *x)
 	for (unsigned i = log2_of(s->min_block); i <= log2_of(s->max_block);
 	     i++)
 		s->classes[i].known = 1;
-	p->has_init = 1;
-	p->has_flags = has(x->c, TRACE_KEY_FLAGS);
-	p->flags = value(x, TRACE_KEY_FLAGS);
-	p->init_line = x->line;
+	p->init.has_init = 1;
+	p->init.has_flags = has(x->c, TRACE_KEY_FLAGS);
+	p->init.flags = value(x, TRACE_KEY_FLAGS);
+	p->init.line = x->line;
 }
 
 static void on_destroy(struct ctx *x)

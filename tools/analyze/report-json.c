@@ -192,17 +192,17 @@ static void json_identity(const struct analysis *a, struct jw *w,
 
 static void json_init(struct jw *w, const struct pool *p)
 {
-	int pool = p->has_init && p->set == NULL;
-	jw_u64_or_null(w, "block_size", p->block_size, pool);
-	jw_u64_or_null(w, "block_count", p->block_count, pool);
-	if (p->has_init && p->has_flags) {
+	int pool = p->init.has_init && p->set == NULL;
+	jw_u64_or_null(w, "block_size", p->init.block_size, pool);
+	jw_u64_or_null(w, "block_count", p->init.block_count, pool);
+	if (p->init.has_init && p->init.has_flags) {
 		char buf[32];
-		snprintf(buf, sizeof buf, "0x%" PRIx64, p->flags);
+		snprintf(buf, sizeof buf, "0x%" PRIx64, p->init.flags);
 		jw_str(w, "flags", buf);
 	} else {
 		jw_lit(w, "flags", "null");
 	}
-	jw_u64_or_null(w, "init_line", p->init_line, p->has_init);
+	jw_u64_or_null(w, "init_line", p->init.line, p->init.has_init);
 	jw_u64_or_null(w, "destroy_line", p->destroy_line,
 	               p->destroy_line != 0);
 	jw_u64(w, "first_line", p->first_line);
@@ -211,9 +211,10 @@ static void json_init(struct jw *w, const struct pool *p)
 static void json_classes(struct jw *w, const struct pool *p)
 {
 	const struct set_info *s = p->set;
-	jw_u64_or_null(w, "min_block", s->min_block, p->has_init);
-	jw_u64_or_null(w, "max_block", s->max_block, p->has_init);
-	jw_u64_or_null(w, "bytes_per_class", s->bytes_per_class, p->has_init);
+	jw_u64_or_null(w, "min_block", s->min_block, p->init.has_init);
+	jw_u64_or_null(w, "max_block", s->max_block, p->init.has_init);
+	jw_u64_or_null(w, "bytes_per_class", s->bytes_per_class,
+	               p->init.has_init);
 	jw_open(w, "classes", '[');
 	for (unsigned i = 0; i < 64; i++) {
 		const struct set_class *c = &s->classes[i];
@@ -328,7 +329,7 @@ static void json_pool(const struct analysis *a, struct jw *w,
 	if (p->set != NULL)
 		json_classes(w, p);
 	jw_u64_or_null(w, "oversize_requests", oversize_requests(p),
-	               p->has_init && p->set == NULL);
+	               p->init.has_init && p->set == NULL);
 	json_sizes(a, w, p);
 	json_leaks(a, w, p);
 	for (int k = 0; k < K_COUNT; k++)

@@ -65,7 +65,7 @@ static void text_stats(FILE *o, const struct stats *s, uint64_t nthreads)
 static void text_init(FILE *o, const struct pool *p)
 {
 	const struct set_info *s = p->set;
-	if (!p->has_init) {
+	if (!p->init.has_init) {
 		fprintf(o,
 		        "  %s: unknown (no %s line; first seen at line %" PRIu64
 		        ")\n",
@@ -83,10 +83,10 @@ static void text_init(FILE *o, const struct pool *p)
 		fprintf(o,
 		        "  block size: %" PRIu64 "\n  block count: %" PRIu64
 		        "\n",
-		        p->block_size, p->block_count);
-	if (p->has_flags)
-		fprintf(o, "  flags: 0x%" PRIx64 "\n", p->flags);
-	fprintf(o, "  init: line %" PRIu64 "\n", p->init_line);
+		        p->init.block_size, p->init.block_count);
+	if (p->init.has_flags)
+		fprintf(o, "  flags: 0x%" PRIx64 "\n", p->init.flags);
+	fprintf(o, "  init: line %" PRIu64 "\n", p->init.line);
 }
 
 static void text_header(const struct analysis *a, FILE *o, const struct pool *p)
@@ -198,7 +198,7 @@ static void text_pool(const struct analysis *a, FILE *o, const struct pool *p)
 	text_stats(o, &p->st, p->threads.n);
 	if (p->set != NULL)
 		text_classes(o, p->set);
-	else if (p->has_init)
+	else if (p->init.has_init)
 		fprintf(o, "  requests larger than a block: %" PRIu64 "\n",
 		        oversize_requests(p));
 	text_sizes(a, o, p);

@@ -151,7 +151,7 @@ uint64_t oversize_requests(const struct pool *p)
 {
 	uint64_t n = 0;
 	for (size_t i = 0; i < p->sizes.n; i++)
-		if (p->sizes.v[i].a > p->block_size)
+		if (p->sizes.v[i].a > p->init.block_size)
 			n += p->sizes.v[i].count;
 	return n;
 }
