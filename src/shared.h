@@ -64,37 +64,25 @@ POOL_INLINE size_t shared_pop_many(struct pool *pool, size_t n, void **out)
 	const unsigned shift = pool->block_shift;
 	const size_t count = pool->block_count;
 	const uintptr_t secret = pool->secret;
-	uint64_t *map = pool->allocated;
 	char *block = list->head;
 	void **next = out, **const end = out + n;
-	size_t index = slot_from(base, shift, block);
+	struct word_cache map;
 
-	if (n == 0 || unlikely(index >= count))
-		return 0;
-	/* The bitmap's word of the blocks in hand stays in a register: the
-	 * blocks of a batch mostly share words. */
-	size_t held = index >> 6;
-	uint64_t word = map[held];
-	for (;;) {
+	word_cache_init(&map, pool->allocated);
+	while (next < end) {
+		size_t index = slot_from(base, shift, block);
 		bool was;
-		if (unlikely(index >> 6 != held)) {
-			map[held] = word;
-			held = index >> 6;
-			word = map[held];
-		}
-		word = word_set(word, index, &was);
+		if (unlikely(index >= count))
+			break;
+		uint64_t *word = word_cache_at(&map, index);
+		*word = word_set(*word, index, &was);
 		if (unlikely(was))
 			break;
 		*next++ = block;
 		block = (char *)(uintptr_t)(block_word_load(block, 0) ^
 		                            link_key_from(secret, block));
-		if (next == end)
-			break;
-		index = slot_from(base, shift, block);
-		if (unlikely(index >= count))
-			break;
 	}
-	map[held] = word;
+	word_cache_flush(&map);
 	size_t got = (size_t)(next - out);
 	/* block: the head refused, or the link of the last block taken */
 	list->head = block;

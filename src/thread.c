@@ -138,10 +138,7 @@ static void span_set_out(struct span *span, uint64_t rel, bool out)
 static uint64_t span_rel(const struct pool *pool, const struct span *span,
                          const void *ptr)
 {
-	uintptr_t offset =
-	    (uintptr_t)ptr - (uintptr_t)span_block(pool, span, 0);
-	unsigned shift = pool->block_shift;
-	return (offset >> shift) | (offset << (-shift & 63));
+	return slot_from(span_block(pool, span, 0), pool->block_shift, ptr);
 }
 
 void *thread_pop_opened(struct pool *pool)

@@ -79,9 +79,8 @@ extern struct span thread_no_span;
  * capacity when ptr is no block start of it (as region_slot()). */
 POOL_INLINE uint64_t hint_rel(const struct pool *pool, const void *ptr)
 {
-	uintptr_t offset = (uintptr_t)ptr - hint_of(pool)->first;
-	unsigned shift = pool->block_shift;
-	return (offset >> shift) | (offset << (-shift & 63));
+	return slot_from((const char *)hint_of(pool)->first, pool->block_shift,
+	                 ptr);
 }
 
 /* The public header's view of the thread's hint. */
