@@ -122,7 +122,7 @@ static void *parked(void *arg)
 	return NULL;
 }
 
-/* Installs one handler, then another, until stopped. */
+/* A handler that reports nothing. */
 static void ignore_report(const pool_t *reporter, const char *function,
                           const void *ptr, enum pool_error error, void *arg)
 {
@@ -133,6 +133,7 @@ static void ignore_report(const pool_t *reporter, const char *function,
 	(void)arg;
 }
 
+/* Installs one handler, then another, until stopped. */
 static void *switcher(void *arg)
 {
 	static int args[2];
