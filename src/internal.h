@@ -497,8 +497,10 @@ struct pool {
 	_Atomic uint64_t fallback_attempts;
 
 	/* The addresses the pool answers for among the live pools
-	 * (registry.c): its region, or a set's class's whole slice with its
-	 * guard page, so that no pointer into a set ever reaches free(). */
+	 * (registry.c): its whole mapping with the guard pages, or a set's
+	 * class's whole slice with its guard page (the largest class: the
+	 * set's whole reservation), so that no pointer into the library's
+	 * mappings ever reaches free(). */
 	char *claim_lo, *claim_hi;
 
 	/* The region with its guard pages (NULL for a class of a set, whose
@@ -748,6 +750,9 @@ uint64_t serial_next(void);
  * fork() leaves it usable in the child.  0 or errno. */
 int registry_add(struct pool *pool);
 void registry_remove(struct pool *pool);
+/* A registered pool answers for [lo, hi) from now on (a set's largest
+ * class, for the whole reservation); 0 or errno. */
+int registry_widen(struct pool *pool, char *lo, char *hi);
 /* Whether ptr lies in the region of a live pool.  No lock. */
 bool registry_find(const void *ptr);
 

@@ -184,8 +184,11 @@ int region_reserve(struct pool *pool)
 	 * (area - used is a multiple of both). */
 	pool->base = pool->area + (area - used);
 	pool->end = pool->base + used;
-	pool->claim_lo = pool->base;
-	pool->claim_hi = pool->end;
+	/* The pool answers for its whole mapping: a pointer into a guard
+	 * page, the unused start of the first page or the alignment's slack
+	 * is misuse, never something for free(). */
+	pool->claim_lo = map;
+	pool->claim_hi = map + total;
 	int error = area_prepare(pool);
 	if (error)
 		return error;

@@ -260,6 +260,25 @@ void registry_remove(struct pool *pool)
 	pthread_mutex_unlock(&registry_lock);
 }
 
+int registry_widen(struct pool *pool, char *lo, char *hi)
+{
+	pthread_mutex_lock(&registry_lock);
+	struct slot *slot = slot_find(pool);
+	bool counted = slot != NULL &&
+	               granules_count((uintptr_t)lo, (uintptr_t)hi, true);
+	if (counted) {
+		/* The new range is counted before the slot says it, and the
+		 * old one uncounted after: a reader finds either. */
+		slot_write(slot, pool, (uintptr_t)lo, (uintptr_t)hi);
+		granules_count((uintptr_t)pool->claim_lo,
+		               (uintptr_t)pool->claim_hi, false);
+		pool->claim_lo = lo;
+		pool->claim_hi = hi;
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return counted ? 0 : ENOMEM;
+}
+
 bool registry_find(const void *ptr)
 {
 	if (!granule_maybe((uintptr_t)ptr))
