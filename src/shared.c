@@ -296,6 +296,55 @@ size_t shared_trim(struct pool *pool)
 	return bytes;
 }
 
+size_t shared_mark(struct pool *pool)
+{
+	shared_lock(pool);
+	size_t bump = pool->shared.bump;
+	shared_unlock(pool);
+	return bump;
+}
+
+size_t shared_take_back(struct pool *pool, void **out, size_t n, size_t mark)
+{
+	struct shared_list *list = &pool->shared;
+	unsigned hooks = pool->hooks;
+	size_t left = 0;
+
+	shared_lock(pool);
+	/* Last taken first: the never-used blocks the batch took from the
+	 * top of bump are at the top still (unless another thread took
+	 * more meanwhile), and the list gets back its order. */
+	for (size_t i = n; i-- > 0;) {
+		char *block = out[i];
+		size_t index = region_slot(pool, block);
+		if (index >= pool->block_count ||
+		    !bit_test_and_clear(pool->allocated, index)) {
+			/* The fallback's, kept at the end of what was
+			 * seen. */
+			out[n - 1 - left++] = block;
+			continue;
+		}
+		list->allocs--;
+		if (index + 1 == list->bump && index >= mark) {
+			/* Never used again: zero, as the caller never had
+			 * it, and the peak is what it was. */
+			hooks_block_expose(pool, block);
+			memset(block, 0, pool->block_size);
+			hooks_block_in(pool, block, hooks & ~HOOK_FILL);
+			list->bump--;
+			continue;
+		}
+		block_word_store(block, 0,
+		                 (uintptr_t)list->head ^ link_key(pool, block));
+		list->head = block;
+		hooks_block_in(pool, block, hooks);
+	}
+	shared_check(pool);
+	shared_unlock(pool);
+	memmove(out, out + n - left, left * sizeof *out);
+	return left;
+}
+
 bool shared_block_is_live(struct pool *pool, size_t index)
 {
 	shared_lock(pool);
