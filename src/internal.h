@@ -126,12 +126,19 @@ block_word_store(void *block, int word, uintptr_t value)
  */
 struct spin_lock {
 	_Atomic uint32_t state;
+	/* threads in lock_wait(): a long section gives way only to them */
+	_Atomic uint32_t waiting;
 };
 
 POOL_COLD void lock_wait(struct spin_lock *lock);
 /* Waits long enough, after a long section, for a waiter backing off to
  * see the lock free. */
 POOL_COLD void lock_give_way(void);
+/* Whether a thread waits for the lock now. */
+POOL_INLINE bool lock_wanted(struct spin_lock *lock)
+{
+	return atomic_load_explicit(&lock->waiting, memory_order_relaxed) != 0;
+}
 
 POOL_INLINE void lock_acquire(struct spin_lock *lock)
 {
@@ -399,7 +406,9 @@ struct thread_cache {
  * which tells in one compare a block to take, and the end of the list or a
  * link that must not be followed.
  * Invariant (shared_check()): a block is marked allocated exactly when it
- * is handed out; blocks below bump are handed out or on the list, once.
+ * is handed out; blocks below bump are handed out, on the list, on a
+ * running trim's list or held by it, in a chunk given back, or still to
+ * carve, once.
  */
 struct shared_list {
 	char *head;      /* the first free block */
@@ -416,6 +425,16 @@ struct shared_list {
 	size_t released_blocks; /* in chunks still marked released */
 	size_t carve, carve_end;
 	size_t released_cursor; /* no released chunk below it */
+	/* A running pool_trim() (shared.c), between the times it holds the
+	 * pool: the list it took to sort (the first block to take, and the
+	 * block whose link gave it), and one bit per block it holds aside,
+	 * free, on no list, in chunks [held_lo, held_hi] only. */
+	char *sorting, *sorting_last;
+	size_t sorting_left; /* more than this many is a cycle */
+	uint64_t *held;
+	size_t held_blocks;
+	size_t held_lo, held_hi;
+	bool trimming;
 };
 
 /*
@@ -627,6 +646,9 @@ char *region_chunk_address(const struct pool *pool, size_t chunk);
 /* Gives back to the system the whole pages within [lo, hi); returns the
  * bytes (0 under POOL_LOCK_MEMORY, whose pages stay). */
 size_t region_give_back(struct pool *pool, char *lo, char *hi);
+/* Gives back the pages [lo, hi) (page-aligned): false when the system
+ * refused (locked pages), and then they are as they were. */
+bool region_drop_pages(char *lo, char *hi);
 /* Releases the region and the pool's own mapping: the pool is gone. */
 void region_release(struct pool *pool);
 

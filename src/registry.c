@@ -26,6 +26,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include "shared.h"
 #include "thread.h"
 
 #include <errno.h>
@@ -221,6 +222,12 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	trace_fork_child();
+	/* A trim another thread ran is given up: its blocks go back. */
+	for (struct chunk *c = &first_chunk; c; c = c->next)
+		for (size_t i = 0; i < c->used; i++)
+			if (c->slots[i].pool &&
+			    c->slots[i].pool->mode != POOL_PER_THREAD)
+				shared_fork_child(c->slots[i].pool);
 	fork_release();
 }
 
@@ -264,8 +271,8 @@ int registry_widen(struct pool *pool, char *lo, char *hi)
 {
 	pthread_mutex_lock(&registry_lock);
 	struct slot *slot = slot_find(pool);
-	bool counted = slot != NULL &&
-	               granules_count((uintptr_t)lo, (uintptr_t)hi, true);
+	bool counted =
+	    slot != NULL && granules_count((uintptr_t)lo, (uintptr_t)hi, true);
 	if (counted) {
 		/* The new range is counted before the slot says it, and the
 		 * old one uncounted after: a reader finds either. */

@@ -146,8 +146,12 @@ bool shared_block_is_live(struct pool *pool, size_t index);
 size_t shared_mark(struct pool *pool);
 size_t shared_take_back(struct pool *pool, void **out, size_t n, size_t mark);
 /* pool_trim(): gives back the chunks of the region that hold only free
- * blocks; returns the bytes. */
+ * blocks; returns the bytes.  Linear in the region, and the pool is held
+ * for a bounded step at a time (shared.c). */
 size_t shared_trim(struct pool *pool);
+/* fork(), in the child, lock held: a trim the child's thread was not
+ * running is undone. */
+void shared_fork_child(struct pool *pool);
 /* The counters of pool_stats(); exact. */
 void shared_stats(struct pool *pool, pool_stats_t *out);
 /* Checks the list's invariant (internal.h) under --enable-debug. */

@@ -160,8 +160,7 @@ static void assert_counts(pool_t *pool, uint64_t allocs, uint64_t frees,
 {
 	pool_stats_t st = stats_of(pool);
 	ck_assert_msg(st.allocs == allocs && st.frees == frees &&
-	                  st.peak_in_use == peak &&
-	                  st.in_use == allocs - frees,
+	                  st.peak_in_use == peak && st.in_use == allocs - frees,
 	              "%s: allocs %llu frees %llu in use %zu peak %zu, "
 	              "expected %llu, %llu, %llu, %zu",
 	              when, (unsigned long long)st.allocs,
@@ -326,8 +325,7 @@ Suite *bulk_suite(void)
 	test_add_every_mode(tc, test_bulk_spills_to_fallback);
 	test_add_every_mode(tc, test_bulk_all_or_nothing);
 	test_add_every_mode(tc, test_bulk_fallback_fails);
-	tcase_add_loop_test(tc, test_bulk_failed_uncounted, 0,
-	                    UNCOUNTED_MODES);
+	tcase_add_loop_test(tc, test_bulk_failed_uncounted, 0, UNCOUNTED_MODES);
 	test_add_every_mode(tc, test_bulk_free_misuse);
 	test_add_concurrent_modes(tc, test_bulk_cross_thread);
 	return s;
