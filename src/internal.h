@@ -435,6 +435,9 @@ struct shared_list {
 	size_t held_blocks;
 	size_t held_lo, held_hi;
 	bool trimming;
+	/* A list was dropped as corrupted: its blocks are lost (never
+	 * handed out again), and the invariant counts them no more. */
+	bool damaged;
 };
 
 /*
