@@ -62,17 +62,27 @@ static int child(void)
 {
 	if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0) {
 		printf("mlockall: %s: skipped\n", strerror(errno));
+		fflush(stdout);
 		return SAFETY_SKIP;
 	}
+	/* Under a limit on locked memory the pools themselves may not fit:
+	 * the largest, tried first. */
+	pool_t *probe = pool_init(16384, BLOCKS, POOL_PER_THREAD);
+	if (probe == NULL) {
+		printf("pool_init under mlockall(): %s: skipped\n",
+		       strerror(errno));
+		fflush(stdout);
+		return SAFETY_SKIP;
+	}
+	pool_destroy(probe);
 	for (size_t m = 0; m < SAFETY_MODE_COUNT; m++) {
-		/* POOL_PER_THREAD gives back whole spans by its own code. */
-		if (safety_modes[m].flag == POOL_PER_THREAD)
-			continue;
 		for (size_t s = 0; s < sizeof block_sizes / sizeof *block_sizes;
 		     s++)
 			locked_trim(&safety_modes[m], block_sizes[s]);
 	}
-	return safety_result("safety-mlockall");
+	int status = safety_result("safety-mlockall");
+	fflush(stdout);
+	return status;
 }
 
 int main(void)
