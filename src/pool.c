@@ -267,7 +267,8 @@ POOL_INLINE int free_in(struct pool *pool, const char *function, void *ptr,
 
 /* ------------------------------------------------------------ instances */
 
-/* Apart, so that neither tests zero at run time. */
+/* A function for malloc and another for calloc, rather than one taking a
+ * flag, so that neither tests the flag at run time. */
 static POOL_NOINLINE void *locked_malloc(struct pool *pool, size_t size)
 {
 	if (size > pool->block_size)
@@ -538,7 +539,8 @@ POOL_INLINE void bulk_free(struct pool *pool, size_t n, void *const *ptrs,
 	}
 }
 
-/* Apart, so that each mode's loops are compiled for it. */
+/* A function per mode, so that each mode's loops are compiled for it
+ * alone. */
 static POOL_NOINLINE size_t bulk_pop_single(struct pool *pool, size_t size,
                                             size_t n, void **out)
 {
