@@ -37,7 +37,7 @@ else
 	grep -q "^{\"kind\":\"malloc\",\"pid\":$pid,\"direct\":[0-9]*,\"set\":{\"kind\":\"set\",\"classes\":\\[" "$1" ||
 		fail "the JSON statistics do not start as documented: $(head -c 200 "$1")"
 	[ "$(wc -l <"$1")" -eq 1 ] || fail "more than one line of JSON"
-	allocs=$(total_allocs "$1")
+	allocs=$(total_allocs "$(cat "$1")")
 	[ -n "$allocs" ] && [ "$allocs" -gt 0 ] ||
 		fail "the JSON statistics show no allocation of the set"
 fi
