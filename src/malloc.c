@@ -47,8 +47,8 @@ extern void *__libc_realloc(void *ptr, size_t size);
 extern void __libc_free(void *ptr);
 extern void *__libc_memalign(size_t alignment, size_t size);
 
-#define EXPORT __attribute__((visibility("default")))
-#define likely(x) __builtin_expect(!!(x), 1)
+#define EXPORT      __attribute__((visibility("default")))
+#define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 /* What malloc() promises every allocation, and so every class block. */
@@ -59,8 +59,8 @@ extern void *__libc_memalign(size_t alignment, size_t size);
 /* The defaults need no configuration and are safe with threads: 16 B to
  * 32 KiB, per-thread caches, 1 GiB of address space per class (reserved,
  * not committed, so no class runs out before the machine does). */
-#define DEFAULT_MIN ((size_t)16)
-#define DEFAULT_MAX ((size_t)32768)
+#define DEFAULT_MIN   ((size_t)16)
+#define DEFAULT_MAX   ((size_t)32768)
 #define DEFAULT_BYTES ((size_t)1 << 30)
 /* With the default reservation refused (a limit on address space, strict
  * overcommit), the set is tried smaller down to this. */
@@ -120,13 +120,11 @@ static bool parse_size(const char *text, size_t len, size_t *out)
 		return false;
 	unsigned shift = 0;
 	if (i + 1 == len) {
-		switch (text[i]) {
-		case 'k': case 'K': shift = 10; break;
-		case 'm': case 'M': shift = 20; break;
-		case 'g': case 'G': shift = 30; break;
-		case 't': case 'T': shift = 40; break;
-		default: return false;
-		}
+		static const char units[] = "KMGT";
+		const char *unit = memchr(units, text[i] & ~0x20, 4);
+		if (unit == NULL)
+			return false;
+		shift = 10 * (unsigned)(unit - units + 1);
 	} else if (i != len) {
 		return false;
 	}
@@ -253,7 +251,7 @@ static size_t (*libc_usable_size_resolve(void))(void *)
 	void *sym = dlsym(RTLD_NEXT, "malloc_usable_size");
 	if (sym == NULL || sym == (void *)malloc_usable_size)
 		return NULL;
-	fn = (size_t (*)(void *))sym;
+	fn = (size_t(*)(void *))sym;
 	atomic_store_explicit(&libc_usable_size_fn, fn, memory_order_release);
 	return fn;
 }
@@ -330,9 +328,9 @@ static pool_set_t *set_make(void)
 
 	size_t bytes = settings.bytes;
 	for (;;) {
-		pool_set_t *set = pool_set_init_with(
-		    settings.min_block, settings.max_block, bytes,
-		    settings.mode, &libc_fallback);
+		pool_set_t *set =
+		    pool_set_init_with(settings.min_block, settings.max_block,
+		                       bytes, settings.mode, &libc_fallback);
 		if (set != NULL)
 			return set;
 		/* The default reservation may be more than a limit on
@@ -561,8 +559,8 @@ static void stats_path(char *out, size_t size)
 	for (const char *at = settings.path; *at != '\0' && n + 1 < size;
 	     at++) {
 		if (at[0] == '%' && at[1] == 'p') {
-			int len = snprintf(out + n, size - n, "%ld",
-			                   (long)getpid());
+			int len =
+			    snprintf(out + n, size - n, "%ld", (long)getpid());
 			n += len > 0 ? (size_t)len : 0;
 			at++;
 			if (n >= size)
@@ -590,8 +588,7 @@ __attribute__((destructor)) static void malloc_unload(void)
 	static char set_text[1 << 16], report[(1 << 16) + 256];
 
 	if (settings.stats == STATS_NONE ||
-	    atomic_load_explicit(&set_state, memory_order_acquire) !=
-	        SET_READY)
+	    atomic_load_explicit(&set_state, memory_order_acquire) != SET_READY)
 		return;
 	FILE *memory = fmemopen(set_text, sizeof set_text, "w");
 	if (memory == NULL)
@@ -623,8 +620,8 @@ __attribute__((destructor)) static void malloc_unload(void)
 	char path[sizeof settings.path + 32];
 	if (settings.stats == STATS_FILE) {
 		stats_path(path, sizeof path);
-		fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-		          0644);
+		fd =
+		    open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (fd < 0) {
 			say("cannot write the statistics to", path,
 			    strlen(path));

@@ -35,8 +35,8 @@ static volatile size_t huge_eighth = SIZE_MAX / 8;
 #define CHECK(cond)                                                            \
 	do {                                                                   \
 		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: check failed: %s\n",           \
-			        __FILE__, __LINE__, #cond);                    \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
+			        __LINE__, #cond);                              \
 			failures++;                                            \
 		}                                                              \
 	} while (0)
@@ -65,10 +65,10 @@ static int all(const void *ptr, size_t size, int byte)
 static void check_aligned_calls(void)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	static const size_t alignments[] = {8, 16, 32, 64, 128, 256, 1024,
-	                                    4096, 8192, 65536, 1 << 20};
-	static const size_t sizes[] = {0, 1, 15, 16, 17, 100, 4096, 5000,
-	                               40000, 1 << 20};
+	static const size_t alignments[] = {
+	    8, 16, 32, 64, 128, 256, 1024, 4096, 8192, 65536, 1 << 20};
+	static const size_t sizes[] = {0,   1,    15,   16,    17,
+	                               100, 4096, 5000, 40000, 1 << 20};
 	for (size_t a = 0; a < sizeof alignments / sizeof *alignments; a++) {
 		size_t al = alignments[a];
 		for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
@@ -165,8 +165,8 @@ static void check_reallocarray(void)
 static void check_usable_and_realloc(void)
 {
 	CHECK(malloc_usable_size(NULL) == 0);
-	size_t sizes[] = {0, 1, 16, 17, 31, 33, 1000, 4096, 4097, 32768,
-	                  32769, 100000, 5 << 20};
+	size_t sizes[] = {0,    1,    16,    17,    31,     33,     1000,
+	                  4096, 4097, 32768, 32769, 100000, 5 << 20};
 	for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
 		size_t size = sizes[i];
 		unsigned char *p = malloc(size);

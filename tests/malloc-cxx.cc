@@ -32,14 +32,18 @@ int main()
 		std::unordered_map<int, std::string> names;
 		std::list<std::shared_ptr<std::string>> shared;
 		for (int i = 0; i < 5000; i++) {
-			std::string key = "key-" + std::to_string(i * 7919 % 1000);
+			std::string key =
+			    "key-" + std::to_string(i * 7919 % 1000);
 			words[key].push_back(i);
-			names[i] = std::string(static_cast<std::size_t>(i % 300), 'x');
-			shared.push_back(std::make_shared<std::string>(key + key));
+			names[i] =
+			    std::string(static_cast<std::size_t>(i % 300), 'x');
+			shared.push_back(
+			    std::make_shared<std::string>(key + key));
 		}
 		for (const auto &entry : words)
 			for (int v : entry.second)
-				sum += static_cast<std::uint64_t>(v) * entry.first.size();
+				sum += static_cast<std::uint64_t>(v) *
+				       entry.first.size();
 		for (const auto &entry : names)
 			sum += entry.second.size();
 		for (const auto &s : shared)
@@ -50,7 +54,8 @@ int main()
 			lines.push_back(new Line());
 			if (reinterpret_cast<std::uintptr_t>(lines.back()) % 64)
 				misaligned++;
-			lines.back()->words[i % 8] = static_cast<std::uint64_t>(i);
+			lines.back()->words[i % 8] =
+			    static_cast<std::uint64_t>(i);
 		}
 		for (Line *line : lines) {
 			for (std::uint64_t w : line->words)

@@ -30,11 +30,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define THREADS 4
+#define THREADS     4
 #define GENERATIONS 25
-#define OPS 4000
-#define SLOTS 1024
-#define FORKS 12
+#define OPS         4000
+#define SLOTS       1024
+#define FORKS       12
 
 /* A block: its size and pattern byte at the start, the pattern after. */
 struct header {
@@ -70,9 +70,12 @@ static size_t pick_size(uint64_t *rng)
 {
 	uint64_t r = next(rng);
 	switch (r % 8) {
-	case 0: return sizeof(struct header) + r % 4096;
-	case 1: return sizeof(struct header) + r % 65536;
-	default: return sizeof(struct header) + r % 256;
+	case 0:
+		return sizeof(struct header) + r % 4096;
+	case 1:
+		return sizeof(struct header) + r % 65536;
+	default:
+		return sizeof(struct header) + r % 256;
 	}
 }
 
@@ -237,7 +240,8 @@ int main(void)
 		pthread_t t[THREADS];
 		for (uintptr_t i = 0; i < THREADS; i++)
 			if (pthread_create(&t[i], NULL, worker,
-			                   (void *)(g * THREADS + i + 1)) != 0) {
+			                   (void *)(g * THREADS + i + 1)) !=
+			    0) {
 				fail("pthread_create failed");
 				return 99;
 			}
