@@ -397,9 +397,13 @@ static inline pool_set_t *set_if_ready(void)
 	return NULL;
 }
 
+/* Counted only while there may be statistics to print: without a set,
+ * every call is the C library's and nothing is printed. */
 static void count_direct(void)
 {
-	atomic_fetch_add_explicit(&direct_allocs, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&set_state, memory_order_relaxed) != SET_NEVER)
+		atomic_fetch_add_explicit(&direct_allocs, 1,
+		                          memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------ the calls */
