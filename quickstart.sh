@@ -18,7 +18,8 @@ packages="autoconf automake libtool pkg-config make gcc check
 	libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev
 	gnuplot-nox valgrind libcurl4-openssl-dev lighttpd wrk curl python3
 	clang libclang-rt-14-dev cppcheck mandoc cmake g++ patch
-	libglib2.0-dev libdpdk-dev libboost-dev"
+	libglib2.0-dev libdpdk-dev libboost-dev
+	libsqlite3-dev libevent-dev liblua5.4-dev"
 
 install_deps() {
 	missing=
