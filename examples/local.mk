@@ -48,7 +48,9 @@ TESTS += %reldir%/tests/curl-pool.sh
 # ---------------------------------------------------------------- adapters
 # Each test is in TESTS whether or not its library was found: without it
 # the program is missing.c, which reports SKIP, never a silent pass.
-# Automake distributes the sources of both branches.
+# Automake distributes the sources of both branches.  Each program has its
+# CPPFLAGS in both branches: automake's rule takes them wherever one
+# branch has them.
 
 %canon_reldir%_adapter_test_sources = %reldir%/adapters/adapter-test.c \
 	%reldir%/adapters/adapter-test.h
@@ -64,7 +66,7 @@ if HAVE_SQLITE3
 %canon_reldir%_adapters_sqlite_pool_test_SOURCES = \
 	%reldir%/adapters/sqlite-pool-test.c %reldir%/adapters/sqlite-pool.c \
 	%reldir%/adapters/sqlite-pool.h $(%canon_reldir%_adapter_test_sources)
-%canon_reldir%_adapters_sqlite_pool_test_CFLAGS = $(AM_CFLAGS) \
+%canon_reldir%_adapters_sqlite_pool_test_CPPFLAGS = $(AM_CPPFLAGS) \
 	$(SQLITE3_CFLAGS)
 %canon_reldir%_adapters_sqlite_pool_test_LDADD = src/libshiftpool.la \
 	$(SQLITE3_LIBS)
@@ -80,7 +82,7 @@ if HAVE_LIBEVENT
 	%reldir%/adapters/libevent-pool-test.c \
 	%reldir%/adapters/libevent-pool.c %reldir%/adapters/libevent-pool.h \
 	$(%canon_reldir%_adapter_test_sources)
-%canon_reldir%_adapters_libevent_pool_test_CFLAGS = $(AM_CFLAGS) \
+%canon_reldir%_adapters_libevent_pool_test_CPPFLAGS = $(AM_CPPFLAGS) \
 	$(LIBEVENT_CFLAGS)
 %canon_reldir%_adapters_libevent_pool_test_LDADD = src/libshiftpool.la \
 	$(LIBEVENT_LIBS)
@@ -95,7 +97,8 @@ if HAVE_LUA
 %canon_reldir%_adapters_lua_pool_test_SOURCES = \
 	%reldir%/adapters/lua-pool-test.c %reldir%/adapters/lua-pool.c \
 	%reldir%/adapters/lua-pool.h $(%canon_reldir%_adapter_test_sources)
-%canon_reldir%_adapters_lua_pool_test_CFLAGS = $(AM_CFLAGS) $(LUA_CFLAGS)
+%canon_reldir%_adapters_lua_pool_test_CPPFLAGS = $(AM_CPPFLAGS) \
+	$(LUA_CFLAGS)
 %canon_reldir%_adapters_lua_pool_test_LDADD = src/libshiftpool.la \
 	$(LUA_LIBS)
 else

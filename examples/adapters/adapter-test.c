@@ -52,6 +52,19 @@ bool test_set_clean(const pool_set_t *set, const char *what,
 	       " freed), in use at the end %zu\n",
 	       what, total.allocs, total.frees, total.fallback_allocs,
 	       total.fallback_frees, total.in_use);
+	/* Each class that served anything: its block size, the allocations
+	 * it served and its peak of blocks in use. */
+	printf("%s: classes (block: served, peak)", what);
+	for (size_t block = pool_set_class_size(set, 0); block != 0;
+	     block *= 2) {
+		pool_stats_t one;
+		if (pool_set_stats(set, block, &one) != 0)
+			break;
+		if (one.allocs != 0)
+			printf(" %zu: %" PRIu64 ", %zu;", block, one.allocs,
+			       one.peak_in_use);
+	}
+	putchar('\n');
 	bool ok = test_check(total.allocs >= min_allocs,
 	                     "%s: the set served %" PRIu64
 	                     " allocations, fewer than %" PRIu64,
@@ -59,7 +72,8 @@ bool test_set_clean(const pool_set_t *set, const char *what,
 	ok &= test_check(total.in_use == 0 && total.allocs == total.frees,
 	                 "%s: %zu blocks still in use", what, total.in_use);
 	ok &= test_check(total.fallback_allocs == fallbacks,
-	                 "%s: %" PRIu64 " fallback allocations, expected %" PRIu64,
+	                 "%s: %" PRIu64
+	                 " fallback allocations, expected %" PRIu64,
 	                 what, total.fallback_allocs, fallbacks);
 	ok &= test_check(total.fallback_frees == total.fallback_allocs,
 	                 "%s: %" PRIu64 " fallback allocations not freed", what,

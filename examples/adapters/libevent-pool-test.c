@@ -126,10 +126,11 @@ static void timers_start(evutil_socket_t fd, short what, void *arg)
 		                "timer %d not armed", i))
 			return;
 	}
-	timers->ticker = event_new(timers->base, -1, EV_PERSIST, ticker_ticked,
-	                           timers);
+	timers->ticker =
+	    event_new(timers->base, -1, EV_PERSIST, ticker_ticked, timers);
 	struct timeval tick = {0, 1000};
-	test_check(timers->ticker != NULL && event_add(timers->ticker, &tick) == 0,
+	test_check(timers->ticker != NULL &&
+	               event_add(timers->ticker, &tick) == 0,
 	           "the ticker is not armed");
 }
 
@@ -203,9 +204,9 @@ static void echo_send(struct echo *echo)
 		size_t length = 1 + next_random(&echo->random) % MESSAGE_MAX;
 		for (size_t i = 0; i < length; i++)
 			message[i] = stream_byte(echo->sent + i);
-		if (!test_check(bufferevent_write(echo->client, message,
-		                                  length) == 0,
-		                "echo: bufferevent_write failed")) {
+		if (!test_check(
+		        bufferevent_write(echo->client, message, length) == 0,
+		        "echo: bufferevent_write failed")) {
 			echo->failed = true;
 			return;
 		}
@@ -285,8 +286,10 @@ static void run_echo(struct event_base *base)
 		return;
 	evutil_make_socket_nonblocking(fds[0]);
 	evutil_make_socket_nonblocking(fds[1]);
-	echo.client = bufferevent_socket_new(base, fds[0], BEV_OPT_CLOSE_ON_FREE);
-	echo.server = bufferevent_socket_new(base, fds[1], BEV_OPT_CLOSE_ON_FREE);
+	echo.client =
+	    bufferevent_socket_new(base, fds[0], BEV_OPT_CLOSE_ON_FREE);
+	echo.server =
+	    bufferevent_socket_new(base, fds[1], BEV_OPT_CLOSE_ON_FREE);
 	if (!test_check(echo.client != NULL && echo.server != NULL,
 	                "bufferevent_socket_new failed")) {
 		if (echo.client == NULL)
@@ -396,9 +399,9 @@ static bool churn_round(pool_set_t *set, int round, int *released)
 	/* Reserved space, written in place and committed: 1 B to 64 KiB. */
 	size_t size = 1 + (size_t)round * 9973 % RESERVE_MAX;
 	struct evbuffer_iovec vector[4];
-	int count = ok ? evbuffer_reserve_space(second, (ev_ssize_t)size,
-	                                        vector, 4)
-	               : -1;
+	int count =
+	    ok ? evbuffer_reserve_space(second, (ev_ssize_t)size, vector, 4)
+	       : -1;
 	ok = count > 0;
 	size_t written = 0;
 	for (int i = 0; ok && i < count && written < size; i++) {
@@ -436,8 +439,8 @@ static void run_churn(pool_set_t *set)
 	test_check(failed == 0, "evbuffer: %d of %d rounds went wrong", failed,
 	           ROUNDS);
 	test_check(released == ROUNDS,
-	           "evbuffer: %d referenced trailers released, of %d",
-	           released, ROUNDS);
+	           "evbuffer: %d referenced trailers released, of %d", released,
+	           ROUNDS);
 	printf("evbuffer: %d rounds of buffers filled, moved, searched and "
 	       "read back\n",
 	       ROUNDS);
@@ -489,8 +492,9 @@ int main(void)
 		int status;
 		if (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
 		    WEXITSTATUS(status) != 0) {
-			printf("FAIL: libevent %s: the run failed (status 0x%x)\n",
-			       test_mode_name(modes[i]), (unsigned)status);
+			printf(
+			    "FAIL: libevent %s: the run failed (status 0x%x)\n",
+			    test_mode_name(modes[i]), (unsigned)status);
 			failed++;
 		}
 	}

@@ -15,7 +15,9 @@
  * the set must outlive libevent's memory, so destroy it only after
  * libevent_global_shutdown() (or never).  The set's mode must allow the
  * threads that use libevent (POOL_LOCKED or POOL_PER_THREAD unless one
- * thread does).
+ * thread does).  What libevent allocates for the program to free (the
+ * lines of evbuffer_readln(), the strings of evhttp_encode_uri() and the
+ * like) goes back with pool_set_free(), not free().
  */
 void libevent_pool_install(pool_set_t *set);
 

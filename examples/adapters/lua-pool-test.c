@@ -178,9 +178,9 @@ static void expect_results(int64_t *expected)
 	/* A tree of depth d has 2^(d+1) - 1 nodes. */
 	expected[STRETCH] = ((int64_t)1 << (TREE_DEPTH + 2)) - 1;
 	for (int depth = MIN_DEPTH; depth <= TREE_DEPTH; depth += 2)
-		expected[TREES] += ((int64_t)1 << (TREE_DEPTH - depth +
-		                                   MIN_DEPTH)) *
-		                   (((int64_t)1 << (depth + 1)) - 1);
+		expected[TREES] +=
+		    ((int64_t)1 << (TREE_DEPTH - depth + MIN_DEPTH)) *
+		    (((int64_t)1 << (depth + 1)) - 1);
 	expected[LONG_LIVED] = ((int64_t)1 << (TREE_DEPTH + 1)) - 1;
 }
 
@@ -239,8 +239,8 @@ static void run_script(lua_State *state, pool_set_t *set, const char *what,
                        const int64_t *expected)
 {
 	static const lua_Integer arguments[] = {
-	    PARTS, CONCATS,  ARRAY,  ARRAY_MODULO, KEYS,
-	    CLOSURES, CALLS, YIELDS, TREE_DEPTH,   MIN_DEPTH,
+	    PARTS,    CONCATS, ARRAY,  ARRAY_MODULO, KEYS,
+	    CLOSURES, CALLS,   YIELDS, TREE_DEPTH,   MIN_DEPTH,
 	};
 	const int count = (int)(sizeof(arguments) / sizeof(arguments[0]));
 
@@ -263,10 +263,10 @@ static void run_script(lua_State *state, pool_set_t *set, const char *what,
 		int is_integer = 0;
 		lua_Integer value =
 		    lua_tointegerx(state, i - RESULTS, &is_integer);
-		wrong += !test_check(is_integer && value == expected[i],
-		                     "%s: %s is %lld, expected %" PRId64, what,
-		                     result_names[i], (long long)value,
-		                     expected[i]);
+		wrong +=
+		    !test_check(is_integer && value == expected[i],
+		                "%s: %s is %lld, expected %" PRId64, what,
+		                result_names[i], (long long)value, expected[i]);
 	}
 	lua_pop(state, RESULTS);
 	if (wrong == 0)
@@ -317,7 +317,8 @@ static void check_shrink(void)
 	               "shrink: the 16 B class is not exhausted")) {
 		memcpy(block, "shrink me", 10);
 		char *shrunk = lua_pool_alloc(set, block, 1000, 10);
-		test_check(shrunk != NULL && memcmp(shrunk, "shrink me", 10) == 0,
+		test_check(shrunk != NULL &&
+		               memcmp(shrunk, "shrink me", 10) == 0,
 		           "shrink: a shrink failed or lost its bytes");
 		if (shrunk != NULL)
 			block = shrunk;

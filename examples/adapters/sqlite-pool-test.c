@@ -98,11 +98,11 @@ static int region_of(int customer)
 /* The note text of a row: "n<key>" and its padding. */
 static int note_text(const struct order *row, char *text, size_t size)
 {
-	int length = snprintf(text, size, "n%d%.*s", row->note_key,
-	                      row->note_padding,
-	                      "........................................"
-	                      "........................................"
-	                      "........................................");
+	int length =
+	    snprintf(text, size, "n%d%.*s", row->note_key, row->note_padding,
+	             "........................................"
+	             "........................................"
+	             "........................................");
 	return length;
 }
 
@@ -212,11 +212,12 @@ static bool insert_orders(sqlite3 *db, const char *what)
 	sqlite3_stmt *statement;
 	uint32_t state = 1;
 
-	if (!test_check(sqlite3_prepare_v2(db,
-	                                   "INSERT INTO orders(customer, amount,"
-	                                   " note) VALUES (?, ?, ?)",
-	                                   -1, &statement, NULL) == SQLITE_OK,
-	                "%s: prepare: %s", what, sqlite3_errmsg(db)))
+	if (!test_check(
+	        sqlite3_prepare_v2(db,
+	                           "INSERT INTO orders(customer, amount,"
+	                           " note) VALUES (?, ?, ?)",
+	                           -1, &statement, NULL) == SQLITE_OK,
+	        "%s: prepare: %s", what, sqlite3_errmsg(db)))
 		return false;
 	bool ok = true;
 	for (int i = 0; ok && i < ORDERS; i++) {
@@ -366,7 +367,8 @@ static void run_database(const char *filename, const char *what,
 	               "%s: integrity_check: %s", what, sqlite3_errmsg(db))) {
 		const char *answer = NULL;
 		if (sqlite3_step(statement) == SQLITE_ROW)
-			answer = (const char *)sqlite3_column_text(statement, 0);
+			answer =
+			    (const char *)sqlite3_column_text(statement, 0);
 		test_check(answer != NULL && strcmp(answer, "ok") == 0,
 		           "%s: integrity_check: %s", what,
 		           answer != NULL ? answer : sqlite3_errmsg(db));
@@ -400,12 +402,12 @@ static unsigned check_sizes(pool_set_t *set, const char *what)
 		if (!test_check(block != NULL, "%s: sqlite3_malloc(%d) failed",
 		                what, sizes[i].request))
 			continue;
-		test_check(sqlite3_msize(block) == (sqlite3_uint64)sizes[i].usable &&
-		               pool_set_owns(set, block),
-		           "%s: sqlite3_malloc(%d): %llu usable bytes, owned %d",
-		           what, sizes[i].request,
-		           (unsigned long long)sqlite3_msize(block),
-		           pool_set_owns(set, block));
+		test_check(
+		    sqlite3_msize(block) == (sqlite3_uint64)sizes[i].usable &&
+		        pool_set_owns(set, block),
+		    "%s: sqlite3_malloc(%d): %llu usable bytes, owned %d", what,
+		    sizes[i].request, (unsigned long long)sqlite3_msize(block),
+		    pool_set_owns(set, block));
 		sqlite3_free(block);
 	}
 	int large = (int)SET_MAX_BLOCK + 1;
