@@ -4,8 +4,7 @@
 #                           under Valgrind, make distcheck, make check under
 #                           ASan+UBSan, the stress tests under TSan, each
 #                           fuzz target for FUZZ_SECONDS (default 30),
-#                           cppcheck and gcc -fanalyzer, and (in a git
-#                           checkout) bench/check-cost.sh
+#                           cppcheck and gcc -fanalyzer
 #   ./quickstart.sh bench   runs the benchmark's default comparison
 #   ./quickstart.sh deps    only installs the packages
 # Builds go to build/, build-asan/ and build-tsan/ beside this script.
@@ -17,7 +16,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 packages="autoconf automake libtool pkg-config make gcc check
 	libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev
 	gnuplot-nox valgrind libcurl4-openssl-dev lighttpd wrk curl python3
-	clang libclang-rt-14-dev cppcheck mandoc cmake g++ patch
+	clang libclang-rt-14-dev cppcheck mandoc cmake g++
 	libglib2.0-dev libdpdk-dev libboost-dev
 	libsqlite3-dev libevent-dev liblua5.4-dev"
 
@@ -65,14 +64,6 @@ run_tests() {
 	cd "$top/build"
 	make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-30}"
 	make analyze-static
-	# The builds that measure what each check costs: the patch that
-	# compiles the checks out must still apply, and every build link.
-	cd "$top"
-	if git rev-parse --git-dir >/dev/null 2>&1; then
-		bench/check-cost.sh
-	else
-		echo "quickstart: not a git checkout: bench/check-cost.sh skipped"
-	fi
 }
 
 run_bench() {

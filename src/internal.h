@@ -148,6 +148,12 @@ POOL_INLINE void lock_release(struct spin_lock *lock)
 	atomic_store_explicit(&lock->state, 0, memory_order_release);
 }
 
+/* The log of a power of two. */
+POOL_INLINE unsigned log2_of(size_t power)
+{
+	return (unsigned)__builtin_ctzll((unsigned long long)power);
+}
+
 /* ------------------------------------------------------------ bitmaps */
 
 /*
@@ -766,6 +772,11 @@ struct pool *class_create(const struct pool_set *set, size_t block_size,
 /* pool_realloc() of ptr of pool, into the pool to that serves size (pool
  * itself, or the class of pool's set that fits size). */
 void *realloc_call(struct pool *pool, struct pool *to, void *ptr, size_t size);
+/* Whether pool_init_with()'s arguments are valid. */
+bool arguments_valid(size_t block_size, size_t block_count, int flags,
+                     const pool_fallback_t *fallback);
+/* strdup() of s (len bytes with its terminator) into pool. */
+char *strdup_into(struct pool *pool, const char *s, size_t len);
 /* pool_usable_size() of a pool or of a class of a set. */
 size_t usable_size_in(struct pool *pool, const void *ptr);
 /* Whether the block of that index is handed out now. */

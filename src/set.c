@@ -28,11 +28,6 @@ static bool power_of_two(size_t n)
 	return n != 0 && (n & (n - 1)) == 0;
 }
 
-static unsigned log2_of(size_t power)
-{
-	return (unsigned)__builtin_ctzll(power);
-}
-
 /* The pool a pointer belongs to: its slice's class, or for a pointer from
  * outside the set the largest class (the fallback's, and the one whose
  * free reports another pool's pointer). */
@@ -91,9 +86,7 @@ POOL_API pool_set_t *pool_set_init_with(size_t min_block, size_t max_block,
 	if (!power_of_two(min_block) || !power_of_two(max_block) ||
 	    min_block < POOL_MIN_BLOCK_SIZE || min_block > max_block ||
 	    max_block > POOL_MAX_BLOCK_SIZE || bytes_per_class == 0 ||
-	    (fallback != NULL &&
-	     (fallback->malloc == NULL || fallback->calloc == NULL ||
-	      fallback->realloc == NULL || fallback->free == NULL))) {
+	    !arguments_valid(min_block, 1, flags, fallback)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -183,11 +176,8 @@ POOL_API char *pool_set_strdup(pool_set_t *set, const char *s)
 		errno = EINVAL;
 		return NULL;
 	}
-	size_t size = strlen(s) + 1;
-	char *copy = pool_set_malloc(set, size);
-	if (copy != NULL)
-		memcpy(copy, s, size);
-	return copy;
+	size_t len = strlen(s) + 1;
+	return strdup_into(set_class_for_size(set, len), s, len);
 }
 
 /* A pool's realloc, from the class of ptr to the class that fits size
