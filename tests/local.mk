@@ -17,11 +17,22 @@ AM_TESTS_ENVIRONMENT = \
 	export abs_top_builddir abs_top_srcdir MAKE CC NM PKG_CONFIG \
 	CONSUMER_CFLAGS libdir includedir pkgconfigdir PACKAGE_VERSION PYTHON3;
 
-# The symbol and pkg-config tests need no Check.
-TESTS += %reldir%/symbols.sh %reldir%/pkgconfig.sh %reldir%/layers.sh
+# pool_trim()'s work counted, from a build of the library's sources with
+# the counters and the invariant checks (never the library itself).
+check_PROGRAMS += %reldir%/trim-work
+TESTS += %reldir%/trim-work
+%canon_reldir%_trim_work_SOURCES = %reldir%/trim-work.c \
+	%reldir%/safety-util.h $(src_libshiftpool_la_SOURCES)
+%canon_reldir%_trim_work_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src \
+	-DSHIFTPOOL_TRIM_COUNTERS -DSHIFTPOOL_ASSERTIONS
+%canon_reldir%_trim_work_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+
+# The symbol, pkg-config and interposition tests need no Check.
+TESTS += %reldir%/symbols.sh %reldir%/pkgconfig.sh %reldir%/layers.sh \
+	%reldir%/interpose.sh
 dist_noinst_SCRIPTS += %reldir%/symbols.sh %reldir%/pkgconfig.sh \
-	%reldir%/no-check.sh %reldir%/layers.sh
-EXTRA_DIST += %reldir%/pkgconfig-consumer.c
+	%reldir%/no-check.sh %reldir%/layers.sh %reldir%/interpose.sh
+EXTRA_DIST += %reldir%/pkgconfig-consumer.c %reldir%/interpose-driver.c
 
 if HAVE_CHECK
 # One runner for every Check suite: a main, shared helpers, one file per
