@@ -23,6 +23,26 @@ dist_noinst_SCRIPTS += %reldir%/symbols.sh %reldir%/pkgconfig.sh \
 	%reldir%/no-check.sh %reldir%/layers.sh
 EXTRA_DIST += %reldir%/pkgconfig-consumer.c
 
+# The Debian packaging agrees with configure.ac and the built library
+# (SKIP in a tree without debian/).  debian/ is distributed: the release
+# tarball builds the packages too.
+TESTS += %reldir%/debian.sh
+dist_noinst_SCRIPTS += %reldir%/debian.sh
+EXTRA_DIST += \
+	debian/README.source \
+	debian/changelog \
+	debian/control \
+	debian/copyright \
+	debian/libshiftpool-dev.install \
+	debian/libshiftpool0.install \
+	debian/libshiftpool0.symbols \
+	debian/rules \
+	debian/ship.mk \
+	debian/shiftpool-tools.install \
+	debian/source/format \
+	debian/update-symbols \
+	tools/deb-check.sh
+
 if HAVE_CHECK
 # One runner for every Check suite: a main, shared helpers, one file per
 # suite.
