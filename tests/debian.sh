@@ -50,7 +50,10 @@ grep -q "^Depends:.*\\b$package (= \${binary:Version})" "$debian/control" ||
 	fail "debian/control: libshiftpool-dev does not depend on $package (= \${binary:Version})"
 
 symbols=$debian/$package.symbols
-others=$(cd "$debian" && ls -- *.symbols 2>/dev/null | grep -vx "$package.symbols")
+others=
+for f in "$debian"/*.symbols; do
+	[ -e "$f" ] && [ "$f" != "$debian/$package.symbols" ] && others="$others ${f##*/}"
+done
 [ -z "$others" ] || fail "symbols files of other packages: $others"
 if [ ! -f "$symbols" ]; then
 	fail "no debian/$package.symbols"

@@ -33,6 +33,9 @@ EXTRA_DIST += \
 	debian/changelog \
 	debian/control \
 	debian/copyright \
+	debian/libshiftpool-dev.lintian-overrides \
+	debian/libshiftpool0.lintian-overrides \
+	debian/shiftpool-tools.lintian-overrides \
 	debian/libshiftpool-dev.install \
 	debian/libshiftpool0.install \
 	debian/libshiftpool0.symbols \
