@@ -34,6 +34,7 @@ EXTRA_DIST += \
 	debian/control \
 	debian/copyright \
 	debian/libshiftpool-dev.lintian-overrides \
+	debian/libshiftpool-malloc.lintian-overrides \
 	debian/libshiftpool0.lintian-overrides \
 	debian/shiftpool-tools.lintian-overrides \
 	debian/libshiftpool-dev.install \
