@@ -844,20 +844,27 @@ POOL_API size_t pool_malloc_bulk(pool_t *pool, size_t size, size_t n,
 	/* Runs of blocks from the free list, and between them one object by
 	 * the ordinary path: never-used blocks, another span, the fallback,
 	 * a hooked pool (whose runs are empty). */
-	size_t got = 0;
+	size_t got = 0, mark = SIZE_MAX;
 	while (got < n) {
 		if (size <= pool->block_size)
 			got +=
 			    bulk_pop_dispatch(pool, size, n - got, out + got);
 		if (got == n)
 			break;
+		/* Where the never-used blocks start before the batch takes
+		 * any: what a failed batch gives back (shared_take_back()). */
+		if (mark == SIZE_MAX && pool->mode != POOL_PER_THREAD)
+			mark = shared_mark(pool);
 		out[got] = alloc_dispatch(pool, size, false, UNTRACED);
 		if (out[got] == NULL)
 			break;
 		got++;
 	}
 	if (got < n) {
-		/* All or nothing: what was taken goes back. */
+		/* All or nothing: what was taken goes back, and what failed
+		 * is not counted (the fallback's are freed). */
+		if (pool->mode != POOL_PER_THREAD)
+			got = shared_take_back(pool, out, got, mark);
 		for (size_t i = 0; i < got; i++)
 			free_dispatch(pool, "pool_malloc_bulk", out[i],
 			              UNTRACED);

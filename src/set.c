@@ -11,8 +11,8 @@
  * above the largest class, and pointers from outside the set, go through
  * the largest class: its fallback serves them and takes them back.  The
  * last page of every slice is a guard, and the registry answers for the
- * whole slice, so a pointer into a set that is no block never reaches
- * free().
+ * whole slice (for the largest class, the whole reservation), so a pointer
+ * into a set that is no block never reaches free().
  *
  * SPDX-License-Identifier: MIT
  */
@@ -137,6 +137,17 @@ POOL_API pool_set_t *pool_set_init_with(size_t min_block, size_t max_block,
 			errno = error;
 			return NULL;
 		}
+	}
+	/* Pointers from outside every slice go to the largest class: it
+	 * answers for the whole reservation, so that one into the guard
+	 * page below the first slice, or the slack around the slices, is
+	 * reported, never handed to free(). */
+	error = registry_widen(set->classes[set->last], set->mapping,
+	                       (char *)set->mapping + set->mapping_size);
+	if (error) {
+		set_release(set);
+		errno = error;
+		return NULL;
 	}
 	/* Sizes by the log of their rounded size: below the first class to
 	 * it, above the last to the last (whose fallback serves them). */
