@@ -7,7 +7,9 @@
 # of this target) rather than linked as libshiftpool.so: a preloaded
 # library then needs no second library found at run time, and the pool
 # functions inside it stay local, apart from those of a libshiftpool.so
-# the program itself may use.  Only the malloc family is exported.
+# the program itself may use.  Only the malloc family is exported.  The
+# file has no version in its name: it is loaded by that name
+# (LD_PRELOAD=libshiftpool-malloc.so), and its interface is malloc's.
 
 lib_LTLIBRARIES += %reldir%/libshiftpool-malloc.la
 %canon_reldir%_libshiftpool_malloc_la_SOURCES = \
@@ -16,7 +18,7 @@ lib_LTLIBRARIES += %reldir%/libshiftpool-malloc.la
 %canon_reldir%_libshiftpool_malloc_la_CFLAGS = $(AM_CFLAGS) \
 	-fvisibility=hidden
 %canon_reldir%_libshiftpool_malloc_la_LDFLAGS = $(AM_LDFLAGS) \
-	-no-undefined -version-info 0:0:0 \
+	-no-undefined -avoid-version \
 	-Wl,--version-script=$(top_srcdir)/%reldir%/libshiftpool-malloc.sym
 EXTRA_%canon_reldir%_libshiftpool_malloc_la_DEPENDENCIES = \
 	%reldir%/libshiftpool-malloc.sym
