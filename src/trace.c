@@ -16,6 +16,13 @@
  * program never traces, so an unprivileged caller cannot make it create
  * or append to a file it could not write itself.
  *
+ * The file is opened once, by the first pool created while the variable
+ * is set.  When it cannot be opened, the process is not traced, silently
+ * like any other state of the variable: the library writes to stderr only
+ * to report misuse.  A FIFO that no process has open for reading is such
+ * a file: it is opened without blocking, so pool_init() fails over to no
+ * trace at once instead of waiting for a reader that may never come.
+ *
  * SPDX-License-Identifier: MIT
  */
 #include "internal.h"
@@ -79,6 +86,25 @@ static pid_t thread_id(void)
 	return trace_tid;
 }
 
+/* The trace file named by path, opened for appending; -1 when it cannot
+ * be.  O_NONBLOCK makes the open of a FIFO without a reader fail with
+ * ENXIO instead of blocking; it is cleared again at once, so that writes
+ * block as they always did: a reader that falls behind slows the program
+ * down, and loses it no record. */
+static int open_trace(const char *path)
+{
+	int fd = open(
+	    path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0600);
+	if (fd < 0)
+		return -1;
+	int flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Appends one whole record to the buffer; lock held. */
 static void append_locked(const char *record, size_t len)
 {
@@ -97,9 +123,7 @@ bool trace_open(void)
 		trace_tried = true;
 		const char *path = secure_getenv("SHIFTPOOL_TRACE");
 		if (path != NULL && *path != '\0')
-			trace_fd = open(
-			    path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-			    0600);
+			trace_fd = open_trace(path);
 		if (trace_fd >= 0) {
 			atomic_store(&trace_pid, getpid());
 			append_locked(TRACE_VERSION_LINE "\n",
