@@ -304,6 +304,10 @@ static POOL_NOINLINE int hooked_free(struct pool *pool, const char *function,
 	unsigned hooks = pool->hooks;
 	size_t index = region_slot(pool, ptr);
 	int done;
+	/* The free's seq= is taken before the block can be handed out again,
+	 * so it orders before the allocation that reuses it. */
+	bool traced = op != UNTRACED && (hooks & HOOK_TRACE);
+	uint64_t seq = traced ? trace_seq() : 0;
 
 	if (pool->mode == POOL_SINGLE)
 		done = index < pool->block_count
@@ -315,9 +319,10 @@ static POOL_NOINLINE int hooked_free(struct pool *pool, const char *function,
 	else
 		done =
 		    free_in(pool, function, ptr, index, POOL_PER_THREAD, hooks);
-	if (op != UNTRACED && (hooks & HOOK_TRACE))
-		trace_record(pool, op, "ptr=0x%" PRIxPTR " src=%s",
-		             (uintptr_t)ptr, trace_src_name((unsigned)done));
+	if (traced)
+		trace_record_seq(pool, seq, op, "ptr=0x%" PRIxPTR " src=%s",
+		                 (uintptr_t)ptr,
+		                 trace_src_name((unsigned)done));
 	return done;
 }
 
@@ -397,9 +402,20 @@ static void hooked_free_entry(struct pool *pool, void *ptr)
 
 /* ------------------------------------------------------------ realloc */
 
+/* A traced realloc that moves takes its seq= between getting the new
+ * memory and giving the old back, so that it orders after whatever freed
+ * the one and before whatever reuses the other. */
+static void realloc_seq(const struct pool *pool, uint64_t *seq)
+{
+	if (pool->hooks & HOOK_TRACE)
+		*seq = trace_seq();
+}
+
 /* A live block of the pool moves out or changes size; NULL with errno
- * ENOMEM when the new size needs a fallback allocation that fails. */
-static void *realloc_block(struct pool *pool, void *ptr, size_t size)
+ * ENOMEM when the new size needs a fallback allocation that fails.  *seq
+ * as realloc_seq(). */
+static void *realloc_block(struct pool *pool, void *ptr, size_t size,
+                           uint64_t *seq)
 {
 	if (size <= pool->block_size) {
 		hooks_block_resize(pool, ptr, size);
@@ -410,14 +426,16 @@ static void *realloc_block(struct pool *pool, void *ptr, size_t size)
 		/* The caller's size is not kept: copy the whole block. */
 		hooks_block_expose(pool, ptr);
 		memcpy(moved, ptr, pool->block_size);
+		realloc_seq(pool, seq);
 		free_dispatch(pool, "pool_realloc", ptr, UNTRACED);
 	}
 	return moved;
 }
 
 /* A fallback allocation changes size: into the pool when it now fits a
- * block, else realloc(). */
-static void *realloc_outside(struct pool *pool, void *ptr, size_t size)
+ * block, else realloc().  *seq as realloc_seq(). */
+static void *realloc_outside(struct pool *pool, void *ptr, size_t size,
+                             uint64_t *seq)
 {
 	void *moved;
 
@@ -431,6 +449,7 @@ static void *realloc_outside(struct pool *pool, void *ptr, size_t size)
 	if (moved != NULL) {
 		size_t old = malloc_usable_size(ptr);
 		memcpy(moved, ptr, old < size ? old : size);
+		realloc_seq(pool, seq);
 		fallback_free(pool, ptr);
 	}
 	return moved;
@@ -442,7 +461,7 @@ static void *realloc_outside(struct pool *pool, void *ptr, size_t size)
  * left alone.
  */
 static void *realloc_in(struct pool *pool, void *ptr, size_t size,
-                        enum trace_src *refused)
+                        enum trace_src *refused, uint64_t *seq)
 {
 	size_t index = region_slot(pool, ptr);
 	int error = 0;
@@ -451,9 +470,9 @@ static void *realloc_in(struct pool *pool, void *ptr, size_t size,
 	else if (!block_is_live(pool, index))
 		error = POOL_ERROR_DOUBLE_FREE;
 	if (error == 0 && index >= pool->block_count)
-		return realloc_outside(pool, ptr, size);
+		return realloc_outside(pool, ptr, size, seq);
 	if (error == 0)
-		return realloc_block(pool, ptr, size);
+		return realloc_block(pool, ptr, size, seq);
 	*refused = free_refused(pool, "pool_realloc", ptr, error);
 	return NULL;
 }
@@ -564,13 +583,15 @@ static POOL_NOINLINE void bulk_free_per_thread(struct pool *pool, size_t n,
 static void bulk_free_hooked(struct pool *pool, size_t n, void *const *ptrs)
 {
 	for (size_t i = 0; i < n; i++) {
+		bool traced = pool->hooks & HOOK_TRACE;
+		uint64_t seq = traced ? trace_seq() : 0; /* as hooked_free() */
 		int done =
 		    hooked_free(pool, "pool_free_bulk", ptrs[i], UNTRACED);
-		if (pool->hooks & HOOK_TRACE)
-			trace_record(pool, TRACE_OP_FREE_BULK,
-			             "n=%zu ptr=0x%" PRIxPTR " src=%s", n,
-			             (uintptr_t)ptrs[i],
-			             trace_src_name((unsigned)done));
+		if (traced)
+			trace_record_seq(pool, seq, TRACE_OP_FREE_BULK,
+			                 "n=%zu ptr=0x%" PRIxPTR " src=%s", n,
+			                 (uintptr_t)ptrs[i],
+			                 trace_src_name((unsigned)done));
 	}
 }
 
@@ -852,24 +873,26 @@ POOL_API void *pool_realloc(pool_t *pool, void *ptr, size_t size)
 	enum trace_src refused = TRACE_SRC_NONE;
 	uintptr_t old = (uintptr_t)ptr; /* for the trace, once ptr is gone */
 	void *moved = NULL;
+	uint64_t seq = 0; /* 0: taken when the record is written */
 
 	if (ptr == NULL) {
 		moved = alloc_dispatch(pool, size, false, UNTRACED);
 	} else if (size == 0) {
+		realloc_seq(pool, &seq); /* a free */
 		int done = free_dispatch(pool, "pool_realloc", ptr, UNTRACED);
 		if (done != TRACE_SRC_POOL && done != TRACE_SRC_FALLBACK)
 			refused = (enum trace_src)done;
 	} else {
-		moved = realloc_in(pool, ptr, size, &refused);
+		moved = realloc_in(pool, ptr, size, &refused, &seq);
 	}
 	if (pool->hooks & HOOK_TRACE)
-		trace_record(pool, TRACE_OP_REALLOC,
-		             "old=0x%" PRIxPTR " size=%zu ptr=0x%" PRIxPTR
-		             " src=%s",
-		             old, size, (uintptr_t)moved,
-		             trace_src_name(refused != TRACE_SRC_NONE
-		                                ? refused
-		                                : source_of(pool, moved)));
+		trace_record_seq(
+		    pool, seq != 0 ? seq : trace_seq(), TRACE_OP_REALLOC,
+		    "old=0x%" PRIxPTR " size=%zu ptr=0x%" PRIxPTR " src=%s",
+		    old, size, (uintptr_t)moved,
+		    trace_src_name(refused != TRACE_SRC_NONE
+		                       ? refused
+		                       : source_of(pool, moved)));
 	return moved;
 }
 

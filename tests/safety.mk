@@ -15,6 +15,8 @@
 #	                           POOL_DEBUG_FILL, the option parser
 #	tests/safety-trace         SHIFTPOOL_TRACE, record by record, and
 #	                           tools/shiftpool-analyze on it when built
+#	tests/safety-trace-threads 4 threads handing blocks to each other,
+#	                           traced: shiftpool-analyze finds nothing
 #	tests/safety-trace-fifo    SHIFTPOOL_TRACE naming a FIFO: no wait
 #	                           without a reader, blocking writes with one
 #	tests/safety-stats-print   pool_stats_print(), text and JSON
@@ -50,6 +52,7 @@ SAFETY_TESTS = \
 	%reldir%/safety-hardened \
 	%reldir%/safety-debug \
 	%reldir%/safety-trace \
+	%reldir%/safety-trace-threads \
 	%reldir%/safety-trace-fifo \
 	%reldir%/safety-stats-print \
 	%reldir%/safety-fork \
@@ -68,6 +71,7 @@ check_PROGRAMS += \
 	%reldir%/safety-hardened \
 	%reldir%/safety-debug \
 	%reldir%/safety-trace \
+	%reldir%/safety-trace-threads \
 	%reldir%/safety-trace-fifo \
 	%reldir%/safety-stats-print \
 	%reldir%/safety-fork \
@@ -104,6 +108,10 @@ dist_noinst_SCRIPTS += %reldir%/safety-valgrind.sh \
 %canon_reldir%_safety_trace_SOURCES = %reldir%/safety-trace.c \
 	%reldir%/safety-util.h
 %canon_reldir%_safety_trace_LDADD = src/libshiftpool.la
+
+%canon_reldir%_safety_trace_threads_SOURCES = \
+	%reldir%/safety-trace-threads.c %reldir%/safety-util.h
+%canon_reldir%_safety_trace_threads_LDADD = src/libshiftpool.la
 
 %canon_reldir%_safety_trace_fifo_SOURCES = %reldir%/safety-trace-fifo.c \
 	%reldir%/safety-util.h

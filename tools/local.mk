@@ -14,6 +14,7 @@ ANALYZE_CORE_SOURCES = \
 	%reldir%/analyze/table.c \
 	%reldir%/analyze/snapshot.c \
 	%reldir%/analyze/parse.c \
+	%reldir%/analyze/order.c \
 	%reldir%/analyze/model.c \
 	%reldir%/analyze/summary.c \
 	%reldir%/analyze/report-text.c \
@@ -40,6 +41,7 @@ TOOLS_TESTS = \
 	%reldir%/tests/usage.sh \
 	%reldir%/tests/large.sh \
 	%reldir%/tests/v2.sh \
+	%reldir%/tests/seq.sh \
 	%reldir%/tests/report.sh \
 	%reldir%/tests/fork.sh \
 	%reldir%/tests/set.sh \

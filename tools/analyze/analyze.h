@@ -311,6 +311,8 @@ struct pool {
 	struct series series;
 };
 
+struct stream; /* what a process holds back, private to order.c */
+
 /* A process: a pid, and which of the processes that had it. */
 struct process {
 	uint64_t pid;
@@ -331,6 +333,24 @@ struct process {
 	size_t nids, capids;
 	uint32_t *lives;
 	size_t nlives, caplives;
+	/* Its records held back for their seq= order (NULL: none), and the
+	 * highest seq= applied. */
+	struct stream *stream;
+	uint64_t last_seq;
+	int has_last_seq;
+};
+
+/* No process: a fork record's parent that the trace never showed. */
+#define NO_PROC UINT32_MAX
+
+/* The window of records held back to be applied in seq= order. */
+struct order {
+	struct held *ring; /* private to order.c */
+	size_t window;     /* at most this many records held; 0: none */
+	size_t cap, head, n;
+	uint64_t arrivals;
+	uint64_t late;     /* records applied out of their seq= order */
+	uint64_t held_max; /* the most records held at once */
 };
 
 struct lineinfo {
@@ -350,6 +370,7 @@ struct options {
 	const char *plot;      /* PNG to draw, or NULL */
 	const char *plot_data; /* the plot's series as text, or NULL */
 	size_t plot_window;    /* allocations the fallback rate looks at */
+	size_t window;         /* records held back for seq= order */
 };
 
 struct analysis {
@@ -374,6 +395,8 @@ struct analysis {
 	uint64_t untimed; /* records without t= */
 	uint64_t t0;      /* t= of the first record that had one */
 	int has_t0;
+	struct order order;
+	uint64_t applied; /* records applied so far */
 };
 
 /* A record, its values parsed; a key's bit in present says it was there. */
@@ -395,11 +418,29 @@ int analysis_read(struct analysis *a, FILE *f);
 /* Every line of a buffer of any bytes. */
 void analysis_feed(struct analysis *a, const char *data, size_t size);
 
+/* ----------------------------------------------------------------- order.c */
+
+void order_init(struct order *o, size_t window);
+/* Takes a valid record of line: applies it, or holds it back until the
+ * records of its process before it by seq= are applied. */
+void order_record(struct analysis *a, const struct call *c, uint64_t line);
+/* At the end of the trace: applies whatever is held. */
+void order_finish(struct analysis *a);
+void order_free(struct analysis *a);
+
 /* ----------------------------------------------------------------- model.c */
 
 void analysis_init(struct analysis *a, const struct options *opt);
-/* Applies one record; 0 when its values do not make sense together. */
-int model_apply(struct analysis *a, const struct call *c, uint64_t line);
+/* Whether the values of a record make sense together. */
+int model_valid(const struct call *c);
+/* The process that wrote a record, in the order of the lines: a fork
+ * record starts one, and *parent is then the process it names (NO_PROC
+ * when none). */
+uint32_t model_process(struct analysis *a, const struct call *c,
+                       uint32_t *parent);
+/* Applies one valid record of proc (parent: model_process()'s). */
+void model_apply(struct analysis *a, const struct call *c, uint64_t line,
+                 uint32_t proc, uint32_t parent);
 void analysis_free(struct analysis *a);
 
 /* --------------------------------------------------------------- summary.c */

@@ -43,8 +43,9 @@ struct ctx {
 	struct analysis *a;
 	const struct call *c;
 	uint64_t line;
-	uint32_t proc; /* index into a->procs */
-	uint32_t pi;   /* index into a->pools, when p is not NULL */
+	uint32_t proc;   /* index into a->procs */
+	uint32_t parent; /* of a fork record: the parent's; else NO_PROC */
+	uint32_t pi;     /* index into a->pools, when p is not NULL */
 	struct pool *p;
 };
 
@@ -124,8 +125,7 @@ static int null_iff_none(const uint64_t *v)
 	return (v[TRACE_KEY_PTR] == 0) == (v[TRACE_KEY_SRC] == TRACE_SRC_NONE);
 }
 
-/* Whether the values of a record make sense together. */
-static int call_valid(const struct call *c)
+int model_valid(const struct call *c)
 {
 	const uint64_t *v = c->v;
 	if (has(c, TRACE_KEY_CLASS) && v[TRACE_KEY_CLASS] != 0 &&
@@ -464,24 +464,21 @@ static void add_event(struct ctx *x, enum kind k, uint64_t ptr,
 }
 
 /* Takes back the event of kind k at line: it was another kind after all.
- * Events are appended in line order, so v is sorted by line. */
+ * Events are appended in the order records are applied, which seq= may
+ * make another than that of their lines: the list is searched from its
+ * end, where a recent event is. */
 static void retract_event(struct ctx *x, enum kind k, uint64_t line)
 {
 	struct evlist *l = &x->p->ev[k];
 	l->count--;
 	x->p->st.problems[k]--;
 	x->a->total.problems[k]--;
-	size_t lo = 0, hi = l->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (l->v[mid].line < line)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < l->n && l->v[lo].line == line && !l->v[lo].retracted) {
-		l->v[lo].retracted = 1;
-		l->retracted++;
+	for (size_t i = l->n; i-- > 0;) {
+		if (l->v[i].line == line && !l->v[i].retracted) {
+			l->v[i].retracted = 1;
+			l->retracted++;
+			break;
+		}
 	}
 }
 
@@ -851,11 +848,9 @@ static void on_report(struct ctx *x)
 static void on_fork(struct ctx *x)
 {
 	struct analysis *a = x->a;
-	uint64_t *index =
-	    counter_find(&a->proc_index, value(x, TRACE_KEY_PARENT), 1);
-	if (index == NULL || *index - 1 == x->proc)
+	uint32_t parent = x->parent;
+	if (parent == NO_PROC || parent == x->proc)
 		return;
-	uint32_t parent = (uint32_t)(*index - 1);
 	if (!a->procs[parent].shares)
 		share_start(a, parent);
 	const struct process *pp = &a->procs[parent];
@@ -864,7 +859,7 @@ static void on_fork(struct ctx *x)
 	snap_hold(pc->pools);
 	pc->forked = 1;
 	pc->fork_line = x->line;
-	pc->fork_record = a->lines.records + 1;
+	pc->fork_record = a->applied + 1;
 	pc->fork_t = value(x, TRACE_KEY_T);
 	pc->inherited = pc->live = pp->live;
 	struct stats *t = &a->total;
@@ -915,16 +910,27 @@ static void count_record(struct ctx *x)
 	series_sample(a, x->p, value(x, TRACE_KEY_T));
 }
 
-int model_apply(struct analysis *a, const struct call *c, uint64_t line)
+uint32_t model_process(struct analysis *a, const struct call *c,
+                       uint32_t *parent)
 {
-	if (!call_valid(c))
-		return 0;
-	struct ctx x = {a, c, line, 0, 0, NULL};
+	*parent = NO_PROC;
+	if (c->op != TRACE_OP_FORK)
+		return process_of(a, c);
+	/* The parent is looked up first: a crafted record may name its own
+	 * pid. */
+	uint64_t *index =
+	    counter_find(&a->proc_index, c->v[TRACE_KEY_PARENT], 1);
+	if (index != NULL)
+		*parent = (uint32_t)(*index - 1);
+	return process_start(a, c);
+}
+
+void model_apply(struct analysis *a, const struct call *c, uint64_t line,
+                 uint32_t proc, uint32_t parent)
+{
+	struct ctx x = {a, c, line, proc, parent, 0, NULL};
 	note_time(a, c);
-	if (c->op == TRACE_OP_FORK) {
-		x.proc = process_start(a, c);
-	} else {
-		x.proc = process_of(a, c);
+	if (c->op != TRACE_OP_FORK) {
 		x.pi = pool_get(a, x.proc, pool_id_of(c), line);
 		x.p = &a->pools[x.pi];
 		if (has(c, TRACE_KEY_CLASS))
@@ -934,7 +940,7 @@ int model_apply(struct analysis *a, const struct call *c, uint64_t line)
 	if (x.p != NULL && a->procs[x.proc].shares)
 		share_record(a, x.proc, x.pi, c);
 	count_record(&x);
-	return 1;
+	a->applied++;
 }
 
 /* -------------------------------------------------------------- lifetime */
@@ -950,6 +956,7 @@ void analysis_init(struct analysis *a, const struct options *opt)
 	a->live.index.key = &a->key;
 	a->live.index.stats = &a->live_probes;
 	snapshots_init(&a->snap, &a->key, &a->fork_probes);
+	order_init(&a->order, opt->window);
 }
 
 static void pool_entry_free(struct pool *p)
@@ -965,6 +972,7 @@ static void pool_entry_free(struct pool *p)
 
 void analysis_free(struct analysis *a)
 {
+	order_free(a);
 	for (size_t i = 0; i < a->npools; i++)
 		pool_entry_free(&a->pools[i]);
 	free(a->pools);

@@ -52,7 +52,7 @@ void series_count(const struct analysis *a, struct pool *p, int fallback)
 
 void series_sample(const struct analysis *a, struct pool *p, uint64_t t)
 {
-	series_sample_at(a, p, a->lines.records + 1, t);
+	series_sample_at(a, p, a->applied + 1, t);
 }
 
 void series_sample_at(const struct analysis *a, struct pool *p, uint64_t record,

@@ -337,7 +337,8 @@ static void json_pool(const struct analysis *a, struct jw *w,
 	jw_close(w, '}');
 }
 
-static void json_lines(struct jw *w, const struct lineinfo *L)
+static void json_lines(struct jw *w, const struct lineinfo *L,
+                       const struct order *order)
 {
 	jw_open(w, "lines", '{');
 	jw_u64(w, "total", L->total);
@@ -349,6 +350,7 @@ static void json_lines(struct jw *w, const struct lineinfo *L)
 	jw_u64(w, "unknown_keys", L->unknown_keys);
 	jw_u64(w, "malformed", L->malformed);
 	jw_lines(w, "malformed_lines", L->mal, L->nmal);
+	jw_u64(w, "out_of_order", order->late);
 	jw_close(w, '}');
 }
 
@@ -379,7 +381,7 @@ void json_report(const struct analysis *a, FILE *o)
 	jw_u64_or_null(&w, "format_version", (uint64_t)a->version,
 	               a->version != 0);
 	jw_u64(&w, "processes", a->nprocs);
-	json_lines(&w, &a->lines);
+	json_lines(&w, &a->lines, &a->order);
 	jw_open(&w, "pools", '[');
 	for (size_t i = 0; i < a->npools; i++)
 		json_pool(a, &w, &a->pools[i]);

@@ -250,6 +250,13 @@ static void text_trace(const struct analysis *a, FILE *o)
 	text_lines(o, "unknown operations", L->unknown, L->unk, L->nunk);
 	fprintf(o, "records with unknown keys: %" PRIu64 "\n", L->unknown_keys);
 	text_lines(o, "malformed lines", L->malformed, L->mal, L->nmal);
+	/* Only when there are some: traces in order read as they did. */
+	if (a->order.late > 0)
+		fprintf(o,
+		        "records out of seq order: %" PRIu64
+		        " (further out of place than --window %zu; their "
+		        "problems may be false)\n",
+		        a->order.late, a->order.window);
 }
 
 static void text_total(const struct analysis *a, FILE *o)

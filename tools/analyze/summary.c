@@ -1,6 +1,7 @@
 /*
  * shiftpool-analyze: what both reports derive from the model at the end:
- * leaks, sizes by frequency, buckets, the verdict, the names of pools.
+ * the records still held back applied, leaks, sizes by frequency,
+ * buckets, the verdict, the names of pools.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -90,6 +91,7 @@ static size_t leaks_listed(const struct analysis *a, const struct pool *p,
  * shows. */
 void analysis_finish(struct analysis *a)
 {
+	order_finish(a);
 	count_own_leaks(a);
 	uint64_t *own = xcalloc(a->npools, sizeof *own);
 	for (size_t i = 0; i < a->npools; i++)
