@@ -20,9 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define BLOCK       64
+#define BLOCK 64
 #define MAX_RECORDS 256
-#define MAX_FIELDS  16
+#define MAX_FIELDS 16
 
 static long tid(void)
 {
@@ -54,7 +54,7 @@ static void fmt_ptr(char *out, size_t n, const void *p)
 /* expect(op, size or -1, old or (void*)-1, ptr, src) for pool A, this
  * thread. */
 #define NO_SIZE ((size_t)-1)
-#define NO_OLD  ((void *)-1)
+#define NO_OLD ((void *)-1)
 
 static void expect(const char *op, size_t size, const void *old,
                    const void *ptr, const char *src)
@@ -111,8 +111,8 @@ static const char *field(const struct line *l, const char *key)
 	return NULL;
 }
 
-static void check_field(const struct line *l, size_t lineno, const char *key,
-                        const char *want)
+static void check_field(const struct line *l, size_t lineno,
+                        const char *key, const char *want)
 {
 	if (want == NULL || *want == '\0')
 		return;
@@ -177,8 +177,8 @@ static bool run_analyzer(const char *log)
 			continue;
 		if (strcmp(line, "  leaks: 3 (336 bytes)") == 0)
 			total_leaks = true;
-		if (strcmp(line,
-		           "  double frees (reported by the library): 3") == 0)
+		if (strcmp(line, "  double frees (reported by the library): 3") ==
+		    0)
 			total_double = true;
 		if (strcmp(line,
 		           "  invalid frees (reported by the library): 2") == 0)
@@ -193,9 +193,8 @@ static bool run_analyzer(const char *log)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1,
 	      "shiftpool-analyze: exit status 0x%x, not 1 (problems found)",
 	      (unsigned)status);
-	CHECK(a_leaks,
-	      "shiftpool-analyze: pool %llu: not \"leaks: 3 (336 "
-	      "bytes)\"",
+	CHECK(a_leaks, "shiftpool-analyze: pool %llu: not \"leaks: 3 (336 "
+	               "bytes)\"",
 	      pool_a_id);
 	CHECK(total_leaks, "shiftpool-analyze: total: not \"leaks: 3 (336 "
 	                   "bytes)\"");
@@ -321,8 +320,8 @@ int main(void)
 	REQUIRE(in != NULL, "open %s: %s", log, strerror(errno));
 	char text[1024];
 	REQUIRE(fgets(text, sizeof text, in) != NULL, "empty trace");
-	CHECK(strcmp(text, "# shiftpool trace v3\n") == 0, "first line: %s",
-	      text);
+	CHECK(strcmp(text, "# shiftpool trace v3\n") == 0,
+	      "first line: %s", text);
 
 	size_t lineno = 1, a_seen = 0;
 	unsigned long long a_seq = 0; /* pool A's last seq= */
@@ -356,10 +355,9 @@ int main(void)
 		if (id == pool_a_id) {
 			/* Pool A: record by record. */
 			if (a_seen >= a_records) {
-				safety_fail(
-				    __FILE__, __LINE__,
-				    "trace line %zu: an extra %s record",
-				    lineno, l.op);
+				safety_fail(__FILE__, __LINE__,
+				            "trace line %zu: an extra %s record",
+				            lineno, l.op);
 				continue;
 			}
 			const struct record *r = &expected[a_seen++];
@@ -414,11 +412,11 @@ int main(void)
 		}
 	}
 	fclose(in);
-	CHECK(a_seen == a_records,
-	      "pool A: %zu records in the log, expected "
-	      "%zu",
+	CHECK(a_seen == a_records, "pool A: %zu records in the log, expected "
+	                           "%zu",
 	      a_seen, a_records);
-	CHECK(b_init == 1 && b_destroy == 1 && b_other == 0 && b_not_pool == 0,
+	CHECK(b_init == 1 && b_destroy == 1 && b_other == 0 &&
+	          b_not_pool == 0,
 	      "pool B: init %u, destroy %u, %u unexpected records, %u not "
 	      "from the pool",
 	      b_init, b_destroy, b_other, b_not_pool);
