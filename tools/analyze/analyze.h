@@ -33,6 +33,10 @@ void *xrealloc(void *old, size_t n, size_t size);
 /* v, an array of *cap elements of size bytes, with room for need of them:
  * grown by doubling when it has not. */
 void *array_reserve(void *v, size_t *cap, size_t need, size_t size);
+/* The same, its first capacity first elements (not 0): for the arrays
+ * kept per pool or process, which most often hold one or two. */
+void *array_reserve_from(void *v, size_t *cap, size_t need, size_t size,
+                         size_t first);
 /* Decimal; hexadecimal with 0x; "(nil)", "0" or 0x<hex> as a pointer. */
 int parse_dec(const char *s, uint64_t *out);
 int parse_num(const char *s, uint64_t *out);
@@ -75,7 +79,12 @@ uint32_t table_find(struct table *t, uint64_t a, uint64_t b);
 uint32_t table_claim(struct table *t, uint64_t a, uint64_t b, uint32_t ref);
 void table_free(struct table *t);
 
-/* Counters by a pair of words, in the order first counted. */
+/* Counters by a pair of words, in the order first counted.  Most maps are
+ * a pool's (its sizes, its threads) and hold one or a few counters: up to
+ * COUNTER_SCAN of them are found by walking the array, and the index is
+ * made only for more, so that a map costs what it holds. */
+#define COUNTER_SCAN 8
+
 struct counter {
 	uint64_t a, b, count;
 };
@@ -304,11 +313,11 @@ struct pool {
 	struct stats st;
 	struct counter_map sizes;   /* (requested size, 0) -> count */
 	struct counter_map threads; /* (process, thread) -> calls */
-	uint64_t buckets[66];
-	struct evlist ev[K_COUNT];
 	struct leak *leaks;
 	size_t nleaks;
 	struct series series;
+	/* Allocated with its first event (NULL: none; pool_events()). */
+	struct evlist *ev;
 };
 
 struct stream; /* what a process holds back, private to order.c */
@@ -451,6 +460,12 @@ struct sizecount {
 
 /* At the end of the trace: leaks, and event lists in line order. */
 void analysis_finish(struct analysis *a);
+/* The pool's events of kind k (an empty list when it has none). */
+const struct evlist *pool_events(const struct pool *p, enum kind k);
+/* The requests of each power-of-two bucket (bucket_range()), from the
+ * pool's sizes. */
+#define BUCKETS 66
+void pool_buckets(const struct pool *p, uint64_t out[BUCKETS]);
 /* The sizes by falling frequency; *n of them. */
 struct sizecount *top_sizes(const struct pool *p, size_t *n);
 uint64_t oversize_requests(const struct pool *p);

@@ -343,8 +343,8 @@ static void pool_register(struct analysis *a, uint32_t proc, uint64_t id,
 		share_id(a, proc, id, pi);
 		return;
 	}
-	pr->ids =
-	    array_reserve(pr->ids, &pr->capids, pr->nids + 1, sizeof *pr->ids);
+	pr->ids = array_reserve_from(pr->ids, &pr->capids, pr->nids + 1,
+	                             sizeof *pr->ids, 1);
 	pr->ids[pr->nids++] = id;
 }
 
@@ -354,8 +354,8 @@ static void note_life(struct analysis *a, uint32_t proc, const struct life *l)
 	struct process *pr = &a->procs[proc];
 	if (pr->shares)
 		return;
-	pr->lives = array_reserve(pr->lives, &pr->caplives, pr->nlives + 1,
-	                          sizeof *pr->lives);
+	pr->lives = array_reserve_from(pr->lives, &pr->caplives, pr->nlives + 1,
+	                               sizeof *pr->lives, 1);
 	pr->lives[pr->nlives++] = (uint32_t)(l - a->live.v);
 }
 
@@ -448,6 +448,8 @@ static uint64_t pool_id_of(const struct call *c)
 static void add_event(struct ctx *x, enum kind k, uint64_t ptr,
                       uint64_t other_line)
 {
+	if (x->p->ev == NULL)
+		x->p->ev = xcalloc(K_COUNT, sizeof *x->p->ev);
 	struct evlist *l = &x->p->ev[k];
 	l->count++;
 	x->p->st.problems[k]++;
@@ -619,13 +621,6 @@ static void release(struct ctx *x, uint64_t ptr, uint64_t src)
 
 /* -------------------------------------------------------------- requests */
 
-static unsigned size_bucket(uint64_t size)
-{
-	if (size <= 1)
-		return (unsigned)size;
-	return 2 + log2_of(size - 1); /* 1 + ceil(log2(size)) */
-}
-
 /* The first known class of a set that fits size; -1 when none does. */
 static int class_for_size(const struct set_info *s, uint64_t size)
 {
@@ -661,7 +656,6 @@ static void count_request(struct ctx *x, uint64_t size, uint64_t src)
 {
 	struct pool *p = x->p;
 	(*counter_at(&p->sizes, size, 0))++;
-	p->buckets[size_bucket(size)]++;
 	p->st.alloc_calls++;
 	x->a->total.alloc_calls++;
 	if (src == TRACE_SRC_NONE) {
@@ -963,8 +957,9 @@ static void pool_entry_free(struct pool *p)
 {
 	counter_map_free(&p->sizes);
 	counter_map_free(&p->threads);
-	for (int k = 0; k < K_COUNT; k++)
+	for (int k = 0; p->ev != NULL && k < K_COUNT; k++)
 		free(p->ev[k].v);
+	free(p->ev);
 	free(p->leaks);
 	free(p->set);
 	series_free(&p->series);

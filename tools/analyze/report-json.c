@@ -253,15 +253,17 @@ static void json_sizes(const struct analysis *a, struct jw *w,
 	jw_close(w, ']');
 	free(v);
 	jw_open(w, "buckets", '[');
-	for (unsigned b = 0; b < 66; b++) {
+	uint64_t buckets[BUCKETS];
+	pool_buckets(p, buckets);
+	for (unsigned b = 0; b < BUCKETS; b++) {
 		uint64_t lo, hi;
-		if (p->buckets[b] == 0)
+		if (buckets[b] == 0)
 			continue;
 		bucket_range(b, &lo, &hi);
 		jw_open(w, NULL, '{');
 		jw_u64(w, "min", lo);
 		jw_u64(w, "max", hi);
-		jw_u64(w, "count", p->buckets[b]);
+		jw_u64(w, "count", buckets[b]);
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');
@@ -333,7 +335,7 @@ static void json_pool(const struct analysis *a, struct jw *w,
 	json_sizes(a, w, p);
 	json_leaks(a, w, p);
 	for (int k = 0; k < K_COUNT; k++)
-		json_events(w, (enum kind)k, &p->ev[k]);
+		json_events(w, (enum kind)k, pool_events(p, (enum kind)k));
 	jw_close(w, '}');
 }
 

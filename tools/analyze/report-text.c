@@ -141,13 +141,15 @@ static void text_sizes(const struct analysis *a, FILE *o, const struct pool *p)
 	fprintf(o, "\n");
 	free(v);
 	fprintf(o, "  sizes, by power of two:\n");
-	for (unsigned b = 0; b < 66; b++) {
+	uint64_t buckets[BUCKETS];
+	pool_buckets(p, buckets);
+	for (unsigned b = 0; b < BUCKETS; b++) {
 		uint64_t lo, hi;
-		if (p->buckets[b] == 0)
+		if (buckets[b] == 0)
 			continue;
 		bucket_range(b, &lo, &hi);
 		fprintf(o, "    %" PRIu64 "-%" PRIu64 ": %" PRIu64 "\n", lo, hi,
-		        p->buckets[b]);
+		        buckets[b]);
 	}
 }
 
@@ -204,7 +206,7 @@ static void text_pool(const struct analysis *a, FILE *o, const struct pool *p)
 	text_sizes(a, o, p);
 	text_leaks(a, o, p);
 	for (int k = 0; k < K_COUNT; k++)
-		text_events(o, (enum kind)k, &p->ev[k]);
+		text_events(o, (enum kind)k, pool_events(p, (enum kind)k));
 }
 
 static void text_lines(FILE *o, const char *what, uint64_t count,

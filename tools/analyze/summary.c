@@ -159,6 +159,30 @@ uint64_t oversize_requests(const struct pool *p)
 }
 
 /* Bucket 0 is size 0, 1 is size 1, b > 1 holds 2^(b-2) + 1 .. 2^(b-1). */
+const struct evlist *pool_events(const struct pool *p, enum kind k)
+{
+	static const struct evlist none;
+	return p->ev != NULL ? &p->ev[k] : &none;
+}
+
+/* The bucket of a size: 0 and 1 their own, then 1 + ceil(log2(size)). */
+static unsigned size_bucket(uint64_t size)
+{
+	if (size <= 1)
+		return (unsigned)size;
+	unsigned b = 2;
+	for (uint64_t v = size - 1; v > 1; v >>= 1)
+		b++;
+	return b;
+}
+
+void pool_buckets(const struct pool *p, uint64_t out[BUCKETS])
+{
+	memset(out, 0, BUCKETS * sizeof *out);
+	for (size_t i = 0; i < p->sizes.n; i++)
+		out[size_bucket(p->sizes.v[i].a)] += p->sizes.v[i].count;
+}
+
 void bucket_range(unsigned b, uint64_t *lo, uint64_t *hi)
 {
 	if (b <= 1) {

@@ -46,9 +46,15 @@ void *xrealloc(void *old, size_t n, size_t size)
 
 void *array_reserve(void *v, size_t *cap, size_t need, size_t size)
 {
+	return array_reserve_from(v, cap, need, size, 8);
+}
+
+void *array_reserve_from(void *v, size_t *cap, size_t need, size_t size,
+                         size_t first)
+{
 	if (need <= *cap)
 		return v;
-	size_t ncap = *cap ? *cap : 8;
+	size_t ncap = *cap ? *cap : first;
 	while (ncap < need) {
 		if (ncap > SIZE_MAX / 2)
 			die_nomem();
