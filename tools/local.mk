@@ -42,6 +42,7 @@ TOOLS_TESTS = \
 	%reldir%/tests/large.sh \
 	%reldir%/tests/v2.sh \
 	%reldir%/tests/seq.sh \
+	%reldir%/tests/memory.sh \
 	%reldir%/tests/report.sh \
 	%reldir%/tests/fork.sh \
 	%reldir%/tests/set.sh \
@@ -91,4 +92,5 @@ EXTRA_DIST += $(TOOLS_TESTS) $(TOOLS_TEST_FILES) \
 	%reldir%/tests/common.sh \
 	%reldir%/tests/gen-large.awk \
 	%reldir%/tests/gen-fork.awk \
+	%reldir%/tests/gen-ids.awk \
 	%reldir%/tests/gen-collide.py

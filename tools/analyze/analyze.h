@@ -263,6 +263,29 @@ struct stats {
 	uint64_t problems[K_COUNT];
 };
 
+/* Word field of struct stats, for the functions below. */
+#define STAT(field) (offsetof(struct stats, field) / sizeof(uint64_t))
+#define STAT_WORDS  (sizeof(struct stats) / sizeof(uint64_t))
+_Static_assert(sizeof(struct stats) % sizeof(uint64_t) == 0 && STAT_WORDS <= 64,
+               "struct stats is words, each a bit of struct counts");
+
+/* A pool's counters, as struct stats holds them for the total: only the
+ * words that have been counted, in the order of the struct (bit i of
+ * present: word i), so that a pool costs the counters it uses. */
+struct counts {
+	uint64_t present;
+	uint64_t *v;
+};
+
+uint64_t counts_get(const struct counts *c, size_t word);
+void counts_set(struct counts *c, size_t word, uint64_t value);
+/* Adds delta (wrapping: a "negative" one subtracts). */
+void counts_add(struct counts *c, size_t word, uint64_t delta);
+/* The word of a struct stats. */
+uint64_t *stats_word(struct stats *s, size_t word);
+void counts_expand(const struct counts *c, struct stats *out);
+void counts_free(struct counts *c);
+
 struct leak {
 	uint64_t ptr, size, line, thread;
 	unsigned char op, src;
@@ -310,12 +333,12 @@ struct pool {
 	 * copied there first.  shadowed: those copied that were live. */
 	struct snode *base;
 	uint64_t shadowed, shadowed_bytes;
-	struct stats st;
+	struct counts st;
 	struct counter_map sizes;   /* (requested size, 0) -> count */
 	struct counter_map threads; /* (process, thread) -> calls */
 	struct leak *leaks;
 	size_t nleaks;
-	struct series series;
+	struct series *series; /* NULL until plotted */
 	/* Allocated with its first event (NULL: none; pool_events()). */
 	struct evlist *ev;
 };

@@ -274,8 +274,9 @@ static void json_leaks(const struct analysis *a, struct jw *w,
                        const struct pool *p)
 {
 	jw_open(w, "leaks", '{');
-	jw_u64(w, "count", p->st.leaks);
-	jw_u64(w, "bytes", p->st.leak_bytes);
+	uint64_t leaks = counts_get(&p->st, STAT(leaks));
+	jw_u64(w, "count", leaks);
+	jw_u64(w, "bytes", counts_get(&p->st, STAT(leak_bytes)));
 	size_t shown = p->nleaks < a->opt.limit ? p->nleaks : a->opt.limit;
 	jw_open(w, "list", '[');
 	for (size_t i = 0; i < shown; i++) {
@@ -290,7 +291,7 @@ static void json_leaks(const struct analysis *a, struct jw *w,
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');
-	jw_u64(w, "not_listed", p->st.leaks - shown);
+	jw_u64(w, "not_listed", leaks - shown);
 	jw_close(w, '}');
 }
 
@@ -327,7 +328,9 @@ static void json_pool(const struct analysis *a, struct jw *w,
 	jw_open(w, NULL, '{');
 	json_identity(a, w, p);
 	json_init(w, p);
-	json_stats(w, &p->st, p->threads.n);
+	struct stats st;
+	counts_expand(&p->st, &st);
+	json_stats(w, &st, p->threads.n);
 	if (p->set != NULL)
 		json_classes(w, p);
 	jw_u64_or_null(w, "oversize_requests", oversize_requests(p),

@@ -155,8 +155,9 @@ static void text_sizes(const struct analysis *a, FILE *o, const struct pool *p)
 
 static void text_leaks(const struct analysis *a, FILE *o, const struct pool *p)
 {
-	fprintf(o, "  leaks: %" PRIu64 " (%" PRIu64 " bytes)\n", p->st.leaks,
-	        p->st.leak_bytes);
+	uint64_t leaks = counts_get(&p->st, STAT(leaks));
+	fprintf(o, "  leaks: %" PRIu64 " (%" PRIu64 " bytes)\n", leaks,
+	        counts_get(&p->st, STAT(leak_bytes)));
 	size_t shown = p->nleaks < a->opt.limit ? p->nleaks : a->opt.limit;
 	for (size_t i = 0; i < shown; i++) {
 		const struct leak *l = &p->leaks[i];
@@ -166,9 +167,8 @@ static void text_leaks(const struct analysis *a, FILE *o, const struct pool *p)
 		        l->ptr, l->size, trace_op_name(l->op), l->line,
 		        trace_src_name(l->src), l->thread);
 	}
-	if (p->st.leaks > shown)
-		fprintf(o, "    ... and %" PRIu64 " more\n",
-		        p->st.leaks - shown);
+	if (leaks > shown)
+		fprintf(o, "    ... and %" PRIu64 " more\n", leaks - shown);
 }
 
 static void text_events(FILE *o, enum kind k, const struct evlist *l)
@@ -197,7 +197,9 @@ static void text_events(FILE *o, enum kind k, const struct evlist *l)
 static void text_pool(const struct analysis *a, FILE *o, const struct pool *p)
 {
 	text_header(a, o, p);
-	text_stats(o, &p->st, p->threads.n);
+	struct stats st;
+	counts_expand(&p->st, &st);
+	text_stats(o, &st, p->threads.n);
 	if (p->set != NULL)
 		text_classes(o, p->set);
 	else if (p->init.has_init)

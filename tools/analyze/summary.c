@@ -22,11 +22,10 @@ static int leak_cmp(const void *x, const void *y)
 static void count_leak(struct analysis *a, struct pool *p, uint64_t n,
                        uint64_t bytes)
 {
-	struct stats *s[2] = {&p->st, &a->total};
-	for (int j = 0; j < 2; j++) {
-		s[j]->leaks += n;
-		s[j]->leak_bytes += bytes;
-	}
+	counts_add(&p->st, STAT(leaks), n);
+	counts_add(&p->st, STAT(leak_bytes), bytes);
+	a->total.leaks += n;
+	a->total.leak_bytes += bytes;
 }
 
 /* A pool's own entries, in the live set. */
@@ -82,7 +81,7 @@ static void count_inherited_leaks(struct analysis *a)
 static size_t leaks_listed(const struct analysis *a, const struct pool *p,
                            uint64_t own)
 {
-	uint64_t inherited = p->st.leaks - own;
+	uint64_t inherited = counts_get(&p->st, STAT(leaks)) - own;
 	return inherited < a->opt.limit ? (size_t)inherited : a->opt.limit;
 }
 
@@ -95,12 +94,13 @@ void analysis_finish(struct analysis *a)
 	count_own_leaks(a);
 	uint64_t *own = xcalloc(a->npools, sizeof *own);
 	for (size_t i = 0; i < a->npools; i++)
-		own[i] = a->pools[i].st.leaks;
+		own[i] = counts_get(&a->pools[i].st, STAT(leaks));
 	count_inherited_leaks(a);
 	for (size_t i = 0; i < a->npools; i++) {
 		struct pool *p = &a->pools[i];
-		p->leaks = xcalloc((size_t)own[i] + leaks_listed(a, p, own[i]),
-		                   sizeof *p->leaks);
+		size_t n = (size_t)own[i] + leaks_listed(a, p, own[i]);
+		if (n > 0)
+			p->leaks = xcalloc(n, sizeof *p->leaks);
 	}
 	for (size_t i = 0; i < a->live.n; i++) {
 		const struct life *l = &a->live.v[i];
