@@ -383,6 +383,7 @@ struct order {
 	uint64_t arrivals;
 	uint64_t late;     /* records applied out of their seq= order */
 	uint64_t held_max; /* the most records held at once */
+	unsigned depth;    /* records being applied, one inside another */
 };
 
 struct lineinfo {

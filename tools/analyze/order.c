@@ -198,19 +198,30 @@ static void apply(struct analysis *a, const struct call *c, uint64_t line,
 	model_apply(a, c, line, proc, parent);
 }
 
+/* How deep applying a record may go into the records of other processes
+ * it must come after or before.  A trace a program wrote goes one or two
+ * deep; one written to hurt (a chain of forks, each numbered below its
+ * parent's last record) could otherwise go as deep as its chain, on the
+ * stack. */
+#define ORDER_DEPTH_MAX 64
+
 static void apply_held(struct analysis *a, uint32_t slot)
 {
 	struct held *h = &a->order.ring[slot];
+	int deep = a->order.depth >= ORDER_DEPTH_MAX;
 	h->done = 1;
+	a->order.depth++;
 	if (h->c.op == TRACE_OP_FORK && h->parent != NO_PROC) {
 		fork_remove(a, h->parent, slot);
 		/* The parent's state at the fork: its records below it. */
-		emit(a, h->parent, h, 0);
+		if (!deep)
+			emit(a, h->parent, h, 0);
 		stream_release(a, h->parent);
-	} else {
+	} else if (!deep) {
 		emit_forks_before(a, h->proc, seq_of(h));
 	}
 	apply(a, &h->c, h->line, h->proc, h->parent);
+	a->order.depth--;
 }
 
 /* ----------------------------------------------------------------- ring */

@@ -8,6 +8,7 @@
 #  - A fork: the child starts from what its parent had at the fork's
 #    seq=, not at the fork record's line: a free logged late comes before,
 #    an allocation logged early after.
+#  - A chain of forks made to push the reordering deep stays bounded.
 . "$srcdir/tools/tests/common.sh"
 
 cat >"$tmp/reuse.trace" <<'TRACE'
@@ -62,6 +63,25 @@ expect_line "result: clean"
 run 1 --window 0 "$tmp/fork.trace"
 grep "allocations returning a live pointer: 1" "$out" >/dev/null ||
 	fail "line order: no allocation returning a live pointer in the child"
+
+# A trace written to hurt: a chain of 100,000 forks, each child with a
+# record numbered below its fork, each fork below its parent's record, so
+# that applying one record would have to apply the whole chain first (on
+# the stack, without a bound: it overflowed).  Every process leaks its
+# block; nothing else.
+awk -v N=100000 'BEGIN {
+	print "# shiftpool trace v3"
+	for (k = 1; k <= N; k++) {
+		if (k > 1)
+			printf "fork pid=%d thread=%d pool=0 seq=%d parent=%d\n",
+				k, k, 2 * (N - k) + 3, k - 1
+		printf "malloc pid=%d thread=%d pool=1 seq=%d size=8 ptr=0x%x src=pool\n",
+			k, k, 2 * (N - k) + 2, 4096 + k * 16
+	}
+}' >"$tmp/chain.trace" || exit 99
+run 1 "$tmp/chain.trace"
+expect_line "processes: 100000"
+expect_line "result: 100000 problems (leaks 100000)"
 
 # A v2 trace (no seq=) reads in the order of its lines, whatever --window.
 run 1 --window 1 - <"$DATA/v2.trace"
