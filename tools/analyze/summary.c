@@ -127,8 +127,9 @@ void analysis_finish(struct analysis *a)
 	}
 	free(own);
 	for (size_t i = 0; i < a->npools; i++)
-		qsort(a->pools[i].leaks, a->pools[i].nleaks,
-		      sizeof(struct leak), leak_cmp);
+		if (a->pools[i].nleaks > 1) /* a pool without leaks has no list */
+			qsort(a->pools[i].leaks, a->pools[i].nleaks,
+			      sizeof(struct leak), leak_cmp);
 }
 
 static int sizecount_cmp(const void *x, const void *y)
