@@ -191,7 +191,9 @@ static void apply(struct analysis *a, const struct call *c, uint64_t line,
                   uint32_t proc, uint32_t parent)
 {
 	struct process *pr = &a->procs[proc];
-	if (has_seq(c)) {
+	/* The highest applied: a late record does not lower it. */
+	if (has_seq(c) &&
+	    (!pr->has_last_seq || c->v[TRACE_KEY_SEQ] > pr->last_seq)) {
 		pr->last_seq = c->v[TRACE_KEY_SEQ];
 		pr->has_last_seq = 1;
 	}
