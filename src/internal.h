@@ -691,6 +691,13 @@ void trace_record(const struct pool *pool, enum trace_op op, const char *format,
 /* The same for a record of pool (or set) number id. */
 void trace_record_id(uint64_t id, enum trace_op op, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
+/* A record's seq= (trace-format.h), for a call that must take it at a
+ * point of its own: a free before the block goes back to the pool. */
+uint64_t trace_seq(void);
+/* trace_record() with that seq=; pool is not NULL. */
+void trace_record_seq(const struct pool *pool, uint64_t seq, enum trace_op op,
+                      const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Writes out what is buffered (before a report that may abort, and at
  * exit). */
 void trace_flush(void);

@@ -317,6 +317,10 @@ static POOL_NOINLINE int hooked_free(struct pool *pool, const char *function,
 	unsigned hooks = pool->hooks;
 	size_t index = region_slot(pool, ptr);
 	int done;
+	/* The free's seq= is taken before the block can be handed out again,
+	 * so it orders before the allocation that reuses it. */
+	bool traced = op != UNTRACED && (hooks & HOOK_TRACE);
+	uint64_t seq = traced ? trace_seq() : 0;
 
 	if (pool->mode == POOL_SINGLE)
 		done = index < pool->block_count
@@ -328,9 +332,10 @@ static POOL_NOINLINE int hooked_free(struct pool *pool, const char *function,
 	else
 		done =
 		    free_in(pool, function, ptr, index, POOL_PER_THREAD, hooks);
-	if (op != UNTRACED && (hooks & HOOK_TRACE))
-		trace_record(pool, op, "ptr=0x%" PRIxPTR " src=%s",
-		             (uintptr_t)ptr, trace_src_name((unsigned)done));
+	if (traced)
+		trace_record_seq(pool, seq, op, "ptr=0x%" PRIxPTR " src=%s",
+		                 (uintptr_t)ptr,
+		                 trace_src_name((unsigned)done));
 	return done;
 }
 
@@ -410,6 +415,15 @@ static void hooked_free_entry(struct pool *pool, void *ptr)
 
 /* ------------------------------------------------------------ realloc */
 
+/* A traced realloc that moves takes its seq= between getting the new
+ * memory and giving the old back, so that it orders after whatever freed
+ * the one and before whatever reuses the other. */
+static void realloc_seq(const struct pool *pool, uint64_t *seq)
+{
+	if (pool->hooks & HOOK_TRACE)
+		*seq = trace_seq();
+}
+
 /*
  * A live block of pool changes size.  to is the pool that serves the new
  * size: pool itself, or for a class of a set the class that fits it.  A
@@ -417,10 +431,10 @@ static void hooked_free_entry(struct pool *pool, void *ptr)
  * and the block would be less than half used: then it moves there if that
  * class has a block at once (a shrink never fails).  A larger size moves
  * it to to (pool's fallback for a pool of its own); NULL with errno ENOMEM
- * when that fails, the block untouched.
+ * when that fails, the block untouched.  *seq as realloc_seq().
  */
 static void *realloc_block(struct pool *pool, struct pool *to, void *ptr,
-                           size_t size)
+                           size_t size, uint64_t *seq)
 {
 	if (size <= pool->block_size &&
 	    (to == pool || size >= pool->block_size / 2)) {
@@ -443,6 +457,7 @@ static void *realloc_block(struct pool *pool, struct pool *to, void *ptr,
 		 * fits. */
 		hooks_block_expose(pool, ptr);
 		memcpy(moved, ptr, size < pool->block_size ? size : pool->block_size);
+		realloc_seq(pool, seq);
 		free_dispatch(pool, "pool_realloc", ptr, UNTRACED);
 	}
 	return moved;
@@ -450,9 +465,9 @@ static void *realloc_block(struct pool *pool, struct pool *to, void *ptr,
 
 /* A fallback allocation of pool changes size: into to (see above) when it
  * now fits a block there and the fallback tells how much to copy, else
- * the fallback's realloc(). */
+ * the fallback's realloc().  *seq as realloc_seq(). */
 static void *realloc_outside(struct pool *pool, struct pool *to, void *ptr,
-                             size_t size)
+                             size_t size, uint64_t *seq)
 {
 	size_t old = size <= to->block_size ? fallback_usable_size(pool, ptr) : 0;
 	if (old == 0)
@@ -460,6 +475,7 @@ static void *realloc_outside(struct pool *pool, struct pool *to, void *ptr,
 	void *moved = alloc_dispatch(to, size, false, UNTRACED);
 	if (moved != NULL) {
 		memcpy(moved, ptr, old < size ? old : size);
+		realloc_seq(pool, seq);
 		fallback_free(pool, ptr);
 	}
 	return moved;
@@ -471,7 +487,7 @@ static void *realloc_outside(struct pool *pool, struct pool *to, void *ptr,
  * of ptr, which is then reported and left alone.
  */
 static void *realloc_in(struct pool *pool, struct pool *to, void *ptr,
-                        size_t size, enum trace_src *refused)
+                        size_t size, enum trace_src *refused, uint64_t *seq)
 {
 	size_t index = region_slot(pool, ptr);
 	int error = 0;
@@ -480,9 +496,9 @@ static void *realloc_in(struct pool *pool, struct pool *to, void *ptr,
 	else if (!block_is_live(pool, index))
 		error = POOL_ERROR_DOUBLE_FREE;
 	if (error == 0 && index >= pool->block_count)
-		return realloc_outside(pool, to, ptr, size);
+		return realloc_outside(pool, to, ptr, size, seq);
 	if (error == 0)
-		return realloc_block(pool, to, ptr, size);
+		return realloc_block(pool, to, ptr, size, seq);
 	*refused = free_refused(pool, "pool_realloc", ptr, error);
 	return NULL;
 }
@@ -594,13 +610,15 @@ static POOL_NOINLINE void bulk_free_per_thread(struct pool *pool, size_t n,
 static void bulk_free_hooked(struct pool *pool, size_t n, void *const *ptrs)
 {
 	for (size_t i = 0; i < n; i++) {
+		bool traced = pool->hooks & HOOK_TRACE;
+		uint64_t seq = traced ? trace_seq() : 0; /* as hooked_free() */
 		int done =
 		    hooked_free(pool, "pool_free_bulk", ptrs[i], UNTRACED);
-		if (pool->hooks & HOOK_TRACE)
-			trace_record(pool, TRACE_OP_FREE_BULK,
-			             "n=%zu ptr=0x%" PRIxPTR " src=%s", n,
-			             (uintptr_t)ptrs[i],
-			             trace_src_name((unsigned)done));
+		if (traced)
+			trace_record_seq(pool, seq, TRACE_OP_FREE_BULK,
+			                 "n=%zu ptr=0x%" PRIxPTR " src=%s", n,
+			                 (uintptr_t)ptrs[i],
+			                 trace_src_name((unsigned)done));
 	}
 }
 
@@ -924,15 +942,17 @@ void *realloc_call(struct pool *pool, struct pool *to, void *ptr, size_t size)
 	enum trace_src refused = TRACE_SRC_NONE;
 	uintptr_t old = (uintptr_t)ptr; /* for the trace, once ptr is gone */
 	void *moved = NULL;
+	uint64_t seq = 0; /* 0: taken when the record is written */
 
 	if (ptr == NULL) {
 		moved = alloc_dispatch(to, size, false, UNTRACED);
 	} else if (size == 0) {
+		realloc_seq(pool, &seq); /* a free */
 		int done = free_dispatch(pool, "pool_realloc", ptr, UNTRACED);
 		if (done != TRACE_SRC_POOL && done != TRACE_SRC_FALLBACK)
 			refused = (enum trace_src)done;
 	} else {
-		moved = realloc_in(pool, to, ptr, size, &refused);
+		moved = realloc_in(pool, to, ptr, size, &refused, &seq);
 	}
 	if (to != pool && moved != NULL && region_contains(to, moved)) {
 		/* Moved into another class of a set: traced as what it is to
@@ -943,19 +963,20 @@ void *realloc_call(struct pool *pool, struct pool *to, void *ptr, size_t size)
 			             (uintptr_t)moved,
 			             trace_src_name(TRACE_SRC_POOL));
 		if (ptr != NULL && (pool->hooks & HOOK_TRACE))
-			trace_record(pool, TRACE_OP_FREE,
-			             "ptr=0x%" PRIxPTR " src=%s", old,
-			             trace_src_name(source_of(pool, ptr)));
+			trace_record_seq(pool, seq != 0 ? seq : trace_seq(),
+			                 TRACE_OP_FREE,
+			                 "ptr=0x%" PRIxPTR " src=%s", old,
+			                 trace_src_name(source_of(pool, ptr)));
 		return moved;
 	}
 	if (pool->hooks & HOOK_TRACE)
-		trace_record(pool, TRACE_OP_REALLOC,
-		             "old=0x%" PRIxPTR " size=%zu ptr=0x%" PRIxPTR
-		             " src=%s",
-		             old, size, (uintptr_t)moved,
-		             trace_src_name(refused != TRACE_SRC_NONE
-		                                ? refused
-		                                : source_of(pool, moved)));
+		trace_record_seq(
+		    pool, seq != 0 ? seq : trace_seq(), TRACE_OP_REALLOC,
+		    "old=0x%" PRIxPTR " size=%zu ptr=0x%" PRIxPTR " src=%s",
+		    old, size, (uintptr_t)moved,
+		    trace_src_name(refused != TRACE_SRC_NONE
+		                       ? refused
+		                       : source_of(pool, moved)));
 	return moved;
 }
 
