@@ -32,6 +32,8 @@ static struct options options_for(size_t size)
 	    .plot = "fuzz.png",
 	    .plot_data = "-",
 	    .plot_window = 1 + size % 7,
+	    /* A small window, so that it fills and moves on. */
+	    .window = size % 11,
 	};
 }
 

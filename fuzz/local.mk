@@ -64,6 +64,7 @@ EXTRA_DIST += %reldir%/analyze.c %reldir%/api.c \
 	%reldir%/corpus/analyze/v2-fork-report \
 	%reldir%/corpus/analyze/v2-odd-lines \
 	%reldir%/corpus/analyze/v2-set \
+	%reldir%/corpus/analyze/v3-seq \
 	%reldir%/corpus/api/destroy-live \
 	%reldir%/corpus/api/locked-nofallback \
 	%reldir%/corpus/api/per-thread-fill \

@@ -48,7 +48,7 @@ MAN_SECTION3 = \
 	%reldir%/man3/shiftpool_inline_calloc_1.3 \
 	%reldir%/man3/shiftpool_inline_free_1.3
 
-MAN_SECTION7 = %reldir%/man7/shiftpool.7
+MAN_SECTION7 = %reldir%/man7/shiftpool.7 %reldir%/man7/shiftpool-malloc.7
 
 dist_man_MANS = $(MAN_SECTION1) $(MAN_SECTION3) $(MAN_SECTION7)
 

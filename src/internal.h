@@ -13,10 +13,11 @@
  *              bulk calls
  *   stats.c    pool_stats(), pool_stats_print()
  *   registry.c the live pools: another pool's pointer, and fork()
- *   fallback.c the system allocator behind a pool
+ *   fallback.c the allocator behind a pool (the C library's by default)
  *   shared.c   POOL_SINGLE and POOL_LOCKED (fast paths inline: shared.h)
  *   thread.c   POOL_PER_THREAD (fast paths inline: thread.h)
  *   region.c   the mapping
+ *   meta.c     the library's own objects, from its own mappings
  *   debug.c    SHIFTPOOL_DEBUG, the fill pattern, Valgrind
  *   report.c   misuse reports and the error handler
  *   trace.c    SHIFTPOOL_TRACE (its format: trace-format.h)
@@ -152,6 +153,12 @@ POOL_INLINE void lock_acquire(struct spin_lock *lock)
 POOL_INLINE void lock_release(struct spin_lock *lock)
 {
 	atomic_store_explicit(&lock->state, 0, memory_order_release);
+}
+
+/* The log of a power of two. */
+POOL_INLINE unsigned log2_of(size_t power)
+{
+	return (unsigned)__builtin_ctzll((unsigned long long)power);
 }
 
 /* ------------------------------------------------------------ bitmaps */
@@ -533,6 +540,13 @@ struct pool {
 	void *side;
 	size_t side_size;
 
+	/* The set this pool is a class of, or NULL for a pool of its own:
+	 * reports then name the set's calls (report.c). */
+	const struct pool_set *set;
+	/* Where what the pool does not serve goes (fallback.c); every member
+	 * but usable_size is set, to the C library's by default. */
+	pool_fallback_t fallback;
+
 	/* POOL_SINGLE and POOL_LOCKED: one bit per block, 1 while handed
 	 * out; at the fixed offset the public header's fast paths address it
 	 * at (the alignment places it there: the pool starts a mapping). */
@@ -626,6 +640,16 @@ POOL_INLINE void *region_block(const struct pool *pool, size_t index)
 	return pool->base + (index << pool->block_shift);
 }
 
+/* ------------------------------------------------------------ meta.c */
+
+/* The library's own objects, from its own mappings (never malloc()):
+ * size bytes, zeroed and aligned to a cache line, or NULL; meta_free()
+ * takes the size it was made with. */
+void *meta_alloc(size_t size);
+void meta_free(void *object, size_t size);
+void meta_fork_prepare(void);
+void meta_fork_release(void);
+
 /* ------------------------------------------------------------ region.c */
 
 /* Maps a pool's structure with its side tables, for block_count blocks of
@@ -667,6 +691,13 @@ void trace_record(const struct pool *pool, enum trace_op op, const char *format,
 /* The same for a record of pool (or set) number id. */
 void trace_record_id(uint64_t id, enum trace_op op, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
+/* A record's seq= (trace-format.h), for a call that must take it at a
+ * point of its own: a free before the block goes back to the pool. */
+uint64_t trace_seq(void);
+/* trace_record() with that seq=; pool is not NULL. */
+void trace_record_seq(const struct pool *pool, uint64_t seq, enum trace_op op,
+                      const char *format, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Writes out what is buffered (before a report that may abort, and at
  * exit). */
 void trace_flush(void);
@@ -687,6 +718,10 @@ POOL_COLD void report_detected(const struct pool *pool, const char *function,
                                const void *ptr, enum pool_error error);
 /* Reports a free-list link, or a listed block, that is not a free block. */
 POOL_COLD void report_corrupted(struct pool *pool, const void *link);
+/* Names the public call a report deep inside it belongs to (for
+ * report_corrupted()) until report_call_end() with what begin returned. */
+const char *report_call_begin(const char *function);
+void report_call_end(const char *outer);
 /* fork(): hold the handler lock across it; then both sides release it. */
 void report_fork_prepare(void);
 void report_fork_release(void);
@@ -762,10 +797,22 @@ int stats_flush(FILE *stream, bool failed);
 
 /* ------------------------------------------------------------ pool.c */
 
-/* pool_init() for a class of a set, its region placed in slice (see
- * region_place()); its init record names the set.  NULL with errno. */
-struct pool *class_create(size_t block_size, int flags, char *slice,
-                          size_t slice_size, uint64_t set_id);
+/* A pool for a class of set (with the set's flags), its region placed
+ * in slice (see region_place()); its init record names the set.  NULL
+ * with errno. */
+struct pool *class_create(const struct pool_set *set, size_t block_size,
+                          const pool_fallback_t *fallback, char *slice,
+                          size_t slice_size);
+/* pool_realloc() of ptr of pool, into the pool to that serves size (pool
+ * itself, or the class of pool's set that fits size). */
+void *realloc_call(struct pool *pool, struct pool *to, void *ptr, size_t size);
+/* Whether pool_init_with()'s arguments are valid. */
+bool arguments_valid(size_t block_size, size_t block_count, int flags,
+                     const pool_fallback_t *fallback);
+/* strdup() of s (len bytes with its terminator) into pool. */
+char *strdup_into(struct pool *pool, const char *s, size_t len);
+/* pool_usable_size() of a pool or of a class of a set. */
+size_t usable_size_in(struct pool *pool, const void *ptr);
 /* Whether the block of that index is handed out now. */
 bool block_is_live(struct pool *pool, size_t index);
 /* A new pool or set number, for the trace. */
@@ -783,10 +830,17 @@ bool registry_find(const void *ptr);
 
 /* ------------------------------------------------------------ fallback.c */
 
+/* Installs the pool's fallback (NULL: the C library's); 0 or EINVAL. */
+int fallback_set(struct pool *pool, const pool_fallback_t *fallback);
 /* Serves a request the pool cannot (too big, or the pool is exhausted)
- * from malloc/calloc; NULL with errno ENOMEM under POOL_NO_FALLBACK. */
+ * from the fallback; NULL with errno ENOMEM under POOL_NO_FALLBACK. */
 POOL_COLD void *fallback_alloc(struct pool *pool, size_t size, bool zero);
-/* Gives a pointer from outside the region back to free(). */
+/* The fallback's realloc() of one of its pointers; NULL with errno ENOMEM
+ * (ptr untouched) when it fails or under POOL_NO_FALLBACK. */
+POOL_COLD void *fallback_resize(struct pool *pool, void *ptr, size_t size);
+/* The fallback's usable size of one of its pointers, 0 when unknown. */
+size_t fallback_usable_size(const struct pool *pool, const void *ptr);
+/* Gives a pointer from outside the region back to the fallback. */
 POOL_COLD void fallback_free(struct pool *pool, void *ptr);
 
 /* The modes (shared.h, thread.h) and the hooks (hooks.h) declare their

@@ -94,11 +94,6 @@ static size_t area_align(int flags)
 	return (flags & POOL_HUGEPAGES) ? REGION_HUGE_PAGE : region_page_size();
 }
 
-static unsigned log2_of(size_t power)
-{
-	return (unsigned)__builtin_ctzll(power);
-}
-
 /* Populates (and locks) the area as the options ask; 0 or errno. */
 static int area_prepare(struct pool *pool)
 {

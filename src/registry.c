@@ -17,7 +17,8 @@
  *    thread, so any lock another thread held at the fork would stay locked
  *    in the child forever.  The prepare handler takes every lock the
  *    library uses (in one order: the registry, each POOL_LOCKED pool's
- *    lock, the per-thread registry, the trace, the error handler's), so
+ *    lock, the per-thread registry, the trace, the error handler's, the
+ *    library's own objects'), so
  *    the fork happens at a moment when no other thread is inside a locked
  *    section, and both sides release them afterwards.  Lock-free state
  *    needs no such care: a POOL_PER_THREAD span that another thread held
@@ -131,7 +132,7 @@ static struct slot *slot_find(struct pool *pool)
 		    atomic_load_explicit(&chunk->next, memory_order_relaxed);
 		if (next == NULL) {
 			if (pool != NULL ||
-			    (next = calloc(1, sizeof *next)) == NULL)
+			    (next = meta_alloc(sizeof *next)) == NULL)
 				return NULL;
 			atomic_store_explicit(&chunk->next, next,
 			                      memory_order_release);
@@ -197,12 +198,14 @@ static void fork_prepare(void)
 	thread_fork_prepare();
 	trace_fork_prepare();
 	report_fork_prepare();
+	meta_fork_prepare();
 }
 
 /* In the parent, and in the child, where the forking thread holds every
  * lock and may release them. */
 static void fork_release(void)
 {
+	meta_fork_release();
 	report_fork_release();
 	thread_fork_release();
 	for (struct chunk *c = &first_chunk; c; c = c->next)

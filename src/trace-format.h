@@ -7,7 +7,7 @@
  * has the variable set (a child forked by a traced process writes to the
  * same file).  A line is whole and written once: see trace.c.
  *
- *   # shiftpool trace v2                        (the version line)
+ *   # shiftpool trace v3                        (the version line)
  *   OP key=value key=value ...                  (a record)
  *
  * Every record starts with these keys, in this order:
@@ -16,6 +16,7 @@
  *   pid=N       the process that wrote it
  *   thread=N    the thread (gettid())
  *   pool=N      the pool or set, numbered from 1 in each process
+ *   seq=N       the record's place among the process's records (below)
  *
  * then the keys of its operation:
  *
@@ -55,16 +56,31 @@
  * invalid, double, wrong_pool.  Pointers are 0x-prefixed hexadecimal,
  * ptr=0x0 for NULL.
  *
- * Version 1 traces (no t=, pid= or class=) stay readable: the keys that
- * are missing are taken as unknown.
+ * Records are written after their call, each thread on its own, so the
+ * order of the lines is not the order of the calls: a block freed by one
+ * thread and handed out again to another may have its allocation written
+ * before its free.  seq= gives the order back.  It is a number taken from
+ * one counter of the process, by a free (and a realloc's giving back of
+ * its old pointer) before the memory goes back to the pool or to malloc,
+ * by an allocation after it has its memory, by other records when they
+ * are written; so the records of one block, in seq order, are in the
+ * order of its calls.  A forked child's counter goes on from its parent's
+ * at the fork, and its fork record carries the seq= the parent took for
+ * the fork: the parent's records below it came before the fork, those
+ * above it after.  Numbers of different processes are not comparable
+ * otherwise.
+ *
+ * Version 1 traces (no t=, pid= or class=) and version 2 traces (no seq=)
+ * stay readable: the keys that are missing are taken as unknown, and
+ * records without seq= are taken in the order of their lines.
  *
  * SPDX-License-Identifier: MIT
  */
 #ifndef SHIFTPOOL_TRACE_FORMAT_H
 #define SHIFTPOOL_TRACE_FORMAT_H
 
-#define TRACE_VERSION 2
-#define TRACE_VERSION_LINE "# shiftpool trace v2"
+#define TRACE_VERSION 3
+#define TRACE_VERSION_LINE "# shiftpool trace v3"
 /* The prefix of any version line: "# shiftpool trace v" then a number. */
 #define TRACE_VERSION_PREFIX "# shiftpool trace v"
 
@@ -137,7 +153,8 @@ enum trace_src {
 	X(BYTES, "bytes")                                                      \
 	X(ERROR, "error")                                                      \
 	X(FUNCTION, "function")                                                \
-	X(PARENT, "parent")
+	X(PARENT, "parent")                                                    \
+	X(SEQ, "seq")
 
 enum trace_key {
 #define TRACE_KEY_ENUM(name, text) TRACE_KEY_##name,

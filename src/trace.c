@@ -16,6 +16,13 @@
  * program never traces, so an unprivileged caller cannot make it create
  * or append to a file it could not write itself.
  *
+ * The file is opened once, by the first pool created while the variable
+ * is set.  When it cannot be opened, the process is not traced, silently
+ * like any other state of the variable: the library writes to stderr only
+ * to report misuse.  A FIFO that no process has open for reading is such
+ * a file: it is opened without blocking, so pool_init() fails over to no
+ * trace at once instead of waiting for a reader that may never come.
+ *
  * SPDX-License-Identifier: MIT
  */
 #include "internal.h"
@@ -42,6 +49,16 @@ static int trace_fd = -1;
 static bool trace_tried;
 static char trace_buffer[TRACE_BUFFER_SIZE];
 static size_t trace_used;
+
+/* The last seq= handed out (trace-format.h).  Relaxed is enough: two
+ * numbers taken in an order that one thread or a synchronization (the
+ * free list handing a block on) imposes come out in that order, since all
+ * changes of one atomic object are in one order that respects it. */
+static _Atomic uint64_t trace_seq_last;
+/* The seq= of the fork under way, taken in the parent before it: the
+ * child's fork record carries it, so that it falls between the parent's
+ * records before the fork and after it.  Guarded by trace_lock. */
+static uint64_t trace_fork_seq;
 
 /* The process and thread ids, asked of the kernel once, and again in a
  * forked child. */
@@ -79,6 +96,25 @@ static pid_t thread_id(void)
 	return trace_tid;
 }
 
+/* The trace file named by path, opened for appending; -1 when it cannot
+ * be.  O_NONBLOCK makes the open of a FIFO without a reader fail with
+ * ENXIO instead of blocking; it is cleared again at once, so that writes
+ * block as they always did: a reader that falls behind slows the program
+ * down, and loses it no record. */
+static int open_trace(const char *path)
+{
+	int fd = open(
+	    path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0600);
+	if (fd < 0)
+		return -1;
+	int flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Appends one whole record to the buffer; lock held. */
 static void append_locked(const char *record, size_t len)
 {
@@ -97,9 +133,7 @@ bool trace_open(void)
 		trace_tried = true;
 		const char *path = secure_getenv("SHIFTPOOL_TRACE");
 		if (path != NULL && *path != '\0')
-			trace_fd = open(
-			    path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-			    0600);
+			trace_fd = open_trace(path);
 		if (trace_fd >= 0) {
 			atomic_store(&trace_pid, getpid());
 			append_locked(TRACE_VERSION_LINE "\n",
@@ -112,20 +146,27 @@ bool trace_open(void)
 	return on;
 }
 
-static void trace_vrecord(uint64_t id, enum trace_op op, const char *format,
-                          va_list args)
+uint64_t trace_seq(void)
+{
+	return atomic_fetch_add_explicit(&trace_seq_last, 1,
+	                                 memory_order_relaxed) +
+	       1;
+}
+
+static void trace_vrecord(uint64_t id, uint64_t seq, enum trace_op op,
+                          const char *format, va_list args)
 {
 	char record[TRACE_RECORD_MAX];
 	int saved = errno;
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	int n =
-	    snprintf(record, sizeof record,
-	             "%s t=%" PRIu64 " pid=%ld thread=%ld pool=%" PRIu64,
-	             trace_op_name(op),
-	             (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
-	             (long)atomic_load(&trace_pid), (long)thread_id(), id);
+	int n = snprintf(
+	    record, sizeof record,
+	    "%s t=%" PRIu64 " pid=%ld thread=%ld pool=%" PRIu64 " seq=%" PRIu64,
+	    trace_op_name(op),
+	    (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
+	    (long)atomic_load(&trace_pid), (long)thread_id(), id, seq);
 	if (n > 0 && (size_t)n + 1 < sizeof record && *format != '\0') {
 		record[n++] = ' ';
 		int rest = vsnprintf(record + n, sizeof record - (size_t)n,
@@ -151,7 +192,17 @@ void trace_record(const struct pool *pool, enum trace_op op, const char *format,
 {
 	va_list args;
 	va_start(args, format);
-	trace_vrecord(pool != NULL ? pool->id : 0, op, format, args);
+	trace_vrecord(pool != NULL ? pool->id : 0, trace_seq(), op, format,
+	              args);
+	va_end(args);
+}
+
+void trace_record_seq(const struct pool *pool, uint64_t seq, enum trace_op op,
+                      const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	trace_vrecord(pool->id, seq, op, format, args);
 	va_end(args);
 }
 
@@ -159,7 +210,17 @@ void trace_record_id(uint64_t id, enum trace_op op, const char *format, ...)
 {
 	va_list args;
 	va_start(args, format);
-	trace_vrecord(id, op, format, args);
+	trace_vrecord(id, trace_seq(), op, format, args);
+	va_end(args);
+}
+
+/* A record of the given seq= for the pool or set numbered id. */
+static void trace_record_id_seq(uint64_t id, uint64_t seq, enum trace_op op,
+                                const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	trace_vrecord(id, seq, op, format, args);
 	va_end(args);
 }
 
@@ -173,9 +234,17 @@ void trace_flush(void)
 	errno = saved;
 }
 
+/* The records buffered so far are written before the fork, so that they
+ * come before any of the child's in the file. */
 void trace_fork_prepare(void)
 {
 	pthread_mutex_lock(&trace_lock);
+	if (trace_fd >= 0) {
+		int saved = errno;
+		flush_locked();
+		errno = saved;
+		trace_fork_seq = trace_seq();
+	}
 }
 
 void trace_fork_parent(void)
@@ -186,6 +255,7 @@ void trace_fork_parent(void)
 void trace_fork_child(void)
 {
 	pid_t parent = atomic_load(&trace_pid);
+	uint64_t seq = trace_fork_seq;
 
 	/* The buffered records are the parent's: it writes them. */
 	trace_used = 0;
@@ -194,5 +264,6 @@ void trace_fork_child(void)
 	bool on = trace_fd >= 0;
 	pthread_mutex_unlock(&trace_lock);
 	if (on)
-		trace_record(NULL, TRACE_OP_FORK, "parent=%ld", (long)parent);
+		trace_record_id_seq(0, seq, TRACE_OP_FORK, "parent=%ld",
+		                    (long)parent);
 }

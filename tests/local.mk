@@ -34,6 +34,30 @@ dist_noinst_SCRIPTS += %reldir%/symbols.sh %reldir%/pkgconfig.sh \
 	%reldir%/no-check.sh %reldir%/layers.sh %reldir%/interpose.sh
 EXTRA_DIST += %reldir%/pkgconfig-consumer.c %reldir%/interpose-driver.c
 
+# The Debian packaging agrees with configure.ac and the built library
+# (SKIP in a tree without debian/).  debian/ is distributed: the release
+# tarball builds the packages too.
+TESTS += %reldir%/debian.sh
+dist_noinst_SCRIPTS += %reldir%/debian.sh
+EXTRA_DIST += \
+	debian/README.source \
+	debian/changelog \
+	debian/control \
+	debian/copyright \
+	debian/libshiftpool-dev.lintian-overrides \
+	debian/libshiftpool-malloc.lintian-overrides \
+	debian/libshiftpool0.lintian-overrides \
+	debian/shiftpool-tools.lintian-overrides \
+	debian/libshiftpool-dev.install \
+	debian/libshiftpool0.install \
+	debian/libshiftpool0.symbols \
+	debian/rules \
+	debian/ship.mk \
+	debian/shiftpool-tools.install \
+	debian/source/format \
+	debian/update-symbols \
+	tools/deb-check.sh
+
 if HAVE_CHECK
 # One runner for every Check suite: a main, shared helpers, one file per
 # suite.

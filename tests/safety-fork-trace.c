@@ -42,7 +42,7 @@
 #define WAIT_SECONDS  60
 #define TEST_SECONDS  600
 #define MAX_SHOWN     5 /* examples shown per kind of problem */
-#define VERSION_LINE  "# shiftpool trace v2"
+#define VERSION_LINE  "# shiftpool trace v3"
 
 static pool_t *locked_pool, *thread_pool, *main_pool;
 static atomic_bool stop;

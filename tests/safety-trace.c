@@ -320,10 +320,11 @@ int main(void)
 	REQUIRE(in != NULL, "open %s: %s", log, strerror(errno));
 	char text[1024];
 	REQUIRE(fgets(text, sizeof text, in) != NULL, "empty trace");
-	CHECK(strcmp(text, "# shiftpool trace v2\n") == 0,
+	CHECK(strcmp(text, "# shiftpool trace v3\n") == 0,
 	      "first line: %s", text);
 
 	size_t lineno = 1, a_seen = 0;
+	unsigned long long a_seq = 0; /* pool A's last seq= */
 	unsigned long long pool_b_id = 0;
 	unsigned b_ops[2][2] = {{0}}; /* [main|peer][malloc|free] */
 	unsigned b_init = 0, b_destroy = 0, b_other = 0, b_not_pool = 0;
@@ -360,6 +361,14 @@ int main(void)
 				continue;
 			}
 			const struct record *r = &expected[a_seen++];
+			/* One thread's records: their seq= goes up. */
+			const char *seq = field(&l, "seq");
+			unsigned long long sn =
+			    seq ? strtoull(seq, NULL, 10) : 0;
+			CHECK(seq != NULL && sn > a_seq,
+			      "trace line %zu: seq=%s after %llu", lineno,
+			      seq ? seq : "(missing)", a_seq);
+			a_seq = sn;
 			CHECK(strcmp(l.op, r->op) == 0,
 			      "trace line %zu: %s, expected %s", lineno, l.op,
 			      r->op);

@@ -15,6 +15,10 @@
 #	                           POOL_DEBUG_FILL, the option parser
 #	tests/safety-trace         SHIFTPOOL_TRACE, record by record, and
 #	                           tools/shiftpool-analyze on it when built
+#	tests/safety-trace-threads 4 threads handing blocks to each other,
+#	                           traced: shiftpool-analyze finds nothing
+#	tests/safety-trace-fifo    SHIFTPOOL_TRACE naming a FIFO: no wait
+#	                           without a reader, blocking writes with one
 #	tests/safety-stats-print   pool_stats_print(), text and JSON
 #	tests/safety-fork          200 forks while 4 threads hammer a pool
 #	tests/safety-wrong-pool    a pointer of another pool: reported, never
@@ -51,6 +55,8 @@ SAFETY_TESTS = \
 	%reldir%/safety-hardened \
 	%reldir%/safety-debug \
 	%reldir%/safety-trace \
+	%reldir%/safety-trace-threads \
+	%reldir%/safety-trace-fifo \
 	%reldir%/safety-stats-print \
 	%reldir%/safety-fork \
 	%reldir%/safety-wrong-pool \
@@ -69,6 +75,8 @@ check_PROGRAMS += \
 	%reldir%/safety-hardened \
 	%reldir%/safety-debug \
 	%reldir%/safety-trace \
+	%reldir%/safety-trace-threads \
+	%reldir%/safety-trace-fifo \
 	%reldir%/safety-stats-print \
 	%reldir%/safety-fork \
 	%reldir%/safety-wrong-pool \
@@ -105,6 +113,14 @@ dist_noinst_SCRIPTS += %reldir%/safety-valgrind.sh \
 %canon_reldir%_safety_trace_SOURCES = %reldir%/safety-trace.c \
 	%reldir%/safety-util.h
 %canon_reldir%_safety_trace_LDADD = src/libshiftpool.la
+
+%canon_reldir%_safety_trace_threads_SOURCES = \
+	%reldir%/safety-trace-threads.c %reldir%/safety-util.h
+%canon_reldir%_safety_trace_threads_LDADD = src/libshiftpool.la
+
+%canon_reldir%_safety_trace_fifo_SOURCES = %reldir%/safety-trace-fifo.c \
+	%reldir%/safety-util.h
+%canon_reldir%_safety_trace_fifo_LDADD = src/libshiftpool.la
 
 %canon_reldir%_safety_stats_print_SOURCES = %reldir%/safety-stats-print.c \
 	%reldir%/safety-util.h

@@ -14,6 +14,7 @@ ANALYZE_CORE_SOURCES = \
 	%reldir%/analyze/table.c \
 	%reldir%/analyze/snapshot.c \
 	%reldir%/analyze/parse.c \
+	%reldir%/analyze/order.c \
 	%reldir%/analyze/model.c \
 	%reldir%/analyze/summary.c \
 	%reldir%/analyze/report-text.c \
@@ -40,6 +41,8 @@ TOOLS_TESTS = \
 	%reldir%/tests/usage.sh \
 	%reldir%/tests/large.sh \
 	%reldir%/tests/v2.sh \
+	%reldir%/tests/seq.sh \
+	%reldir%/tests/memory.sh \
 	%reldir%/tests/report.sh \
 	%reldir%/tests/fork.sh \
 	%reldir%/tests/set.sh \
@@ -89,4 +92,5 @@ EXTRA_DIST += $(TOOLS_TESTS) $(TOOLS_TEST_FILES) \
 	%reldir%/tests/common.sh \
 	%reldir%/tests/gen-large.awk \
 	%reldir%/tests/gen-fork.awk \
+	%reldir%/tests/gen-ids.awk \
 	%reldir%/tests/gen-collide.py

@@ -8,7 +8,7 @@
 CPPCHECK = cppcheck
 # -fanalyzer is GCC's, whatever CC is.
 ANALYZER_CC = gcc
-STATIC_CHECKED_FILES = $(src_libshiftpool_la_SOURCES) \
+STATIC_CHECKED_FILES = $(src_libshiftpool_la_SOURCES) src/malloc.c \
 	$(tools_shiftpool_analyze_SOURCES) fuzz/analyze.c fuzz/api.c
 STATIC_INCLUDES = -DHAVE_CONFIG_H -I$(top_builddir) -I$(top_builddir)/include \
 	-I$(top_srcdir)/src -I$(top_srcdir)/tools/analyze

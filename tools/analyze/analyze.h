@@ -33,6 +33,10 @@ void *xrealloc(void *old, size_t n, size_t size);
 /* v, an array of *cap elements of size bytes, with room for need of them:
  * grown by doubling when it has not. */
 void *array_reserve(void *v, size_t *cap, size_t need, size_t size);
+/* The same, its first capacity first elements (not 0): for the arrays
+ * kept per pool or process, which most often hold one or two. */
+void *array_reserve_from(void *v, size_t *cap, size_t need, size_t size,
+                         size_t first);
 /* Decimal; hexadecimal with 0x; "(nil)", "0" or 0x<hex> as a pointer. */
 int parse_dec(const char *s, uint64_t *out);
 int parse_num(const char *s, uint64_t *out);
@@ -75,7 +79,12 @@ uint32_t table_find(struct table *t, uint64_t a, uint64_t b);
 uint32_t table_claim(struct table *t, uint64_t a, uint64_t b, uint32_t ref);
 void table_free(struct table *t);
 
-/* Counters by a pair of words, in the order first counted. */
+/* Counters by a pair of words, in the order first counted.  Most maps are
+ * a pool's (its sizes, its threads) and hold one or a few counters: up to
+ * COUNTER_SCAN of them are found by walking the array, and the index is
+ * made only for more, so that a map costs what it holds. */
+#define COUNTER_SCAN 8
+
 struct counter {
 	uint64_t a, b, count;
 };
@@ -254,6 +263,29 @@ struct stats {
 	uint64_t problems[K_COUNT];
 };
 
+/* Word field of struct stats, for the functions below. */
+#define STAT(field) (offsetof(struct stats, field) / sizeof(uint64_t))
+#define STAT_WORDS  (sizeof(struct stats) / sizeof(uint64_t))
+_Static_assert(sizeof(struct stats) % sizeof(uint64_t) == 0 && STAT_WORDS <= 64,
+               "struct stats is words, each a bit of struct counts");
+
+/* A pool's counters, as struct stats holds them for the total: only the
+ * words that have been counted, in the order of the struct (bit i of
+ * present: word i), so that a pool costs the counters it uses. */
+struct counts {
+	uint64_t present;
+	uint64_t *v;
+};
+
+uint64_t counts_get(const struct counts *c, size_t word);
+void counts_set(struct counts *c, size_t word, uint64_t value);
+/* Adds delta (wrapping: a "negative" one subtracts). */
+void counts_add(struct counts *c, size_t word, uint64_t delta);
+/* The word of a struct stats. */
+uint64_t *stats_word(struct stats *s, size_t word);
+void counts_expand(const struct counts *c, struct stats *out);
+void counts_free(struct counts *c);
+
 struct leak {
 	uint64_t ptr, size, line, thread;
 	unsigned char op, src;
@@ -301,15 +333,17 @@ struct pool {
 	 * copied there first.  shadowed: those copied that were live. */
 	struct snode *base;
 	uint64_t shadowed, shadowed_bytes;
-	struct stats st;
+	struct counts st;
 	struct counter_map sizes;   /* (requested size, 0) -> count */
 	struct counter_map threads; /* (process, thread) -> calls */
-	uint64_t buckets[66];
-	struct evlist ev[K_COUNT];
 	struct leak *leaks;
 	size_t nleaks;
-	struct series series;
+	struct series *series; /* NULL until plotted */
+	/* Allocated with its first event (NULL: none; pool_events()). */
+	struct evlist *ev;
 };
+
+struct stream; /* what a process holds back, private to order.c */
 
 /* A process: a pid, and which of the processes that had it. */
 struct process {
@@ -331,6 +365,25 @@ struct process {
 	size_t nids, capids;
 	uint32_t *lives;
 	size_t nlives, caplives;
+	/* Its records held back for their seq= order (NULL: none), and the
+	 * highest seq= applied. */
+	struct stream *stream;
+	uint64_t last_seq;
+	int has_last_seq;
+};
+
+/* No process: a fork record's parent that the trace never showed. */
+#define NO_PROC UINT32_MAX
+
+/* The window of records held back to be applied in seq= order. */
+struct order {
+	struct held *ring; /* private to order.c */
+	size_t window;     /* at most this many records held; 0: none */
+	size_t cap, head, n;
+	uint64_t arrivals;
+	uint64_t late;     /* records applied out of their seq= order */
+	uint64_t held_max; /* the most records held at once */
+	unsigned depth;    /* records being applied, one inside another */
 };
 
 struct lineinfo {
@@ -350,6 +403,7 @@ struct options {
 	const char *plot;      /* PNG to draw, or NULL */
 	const char *plot_data; /* the plot's series as text, or NULL */
 	size_t plot_window;    /* allocations the fallback rate looks at */
+	size_t window;         /* records held back for seq= order */
 };
 
 struct analysis {
@@ -374,6 +428,8 @@ struct analysis {
 	uint64_t untimed; /* records without t= */
 	uint64_t t0;      /* t= of the first record that had one */
 	int has_t0;
+	struct order order;
+	uint64_t applied; /* records applied so far */
 };
 
 /* A record, its values parsed; a key's bit in present says it was there. */
@@ -395,11 +451,29 @@ int analysis_read(struct analysis *a, FILE *f);
 /* Every line of a buffer of any bytes. */
 void analysis_feed(struct analysis *a, const char *data, size_t size);
 
+/* ----------------------------------------------------------------- order.c */
+
+void order_init(struct order *o, size_t window);
+/* Takes a valid record of line: applies it, or holds it back until the
+ * records of its process before it by seq= are applied. */
+void order_record(struct analysis *a, const struct call *c, uint64_t line);
+/* At the end of the trace: applies whatever is held. */
+void order_finish(struct analysis *a);
+void order_free(struct analysis *a);
+
 /* ----------------------------------------------------------------- model.c */
 
 void analysis_init(struct analysis *a, const struct options *opt);
-/* Applies one record; 0 when its values do not make sense together. */
-int model_apply(struct analysis *a, const struct call *c, uint64_t line);
+/* Whether the values of a record make sense together. */
+int model_valid(const struct call *c);
+/* The process that wrote a record, in the order of the lines: a fork
+ * record starts one, and *parent is then the process it names (NO_PROC
+ * when none). */
+uint32_t model_process(struct analysis *a, const struct call *c,
+                       uint32_t *parent);
+/* Applies one valid record of proc (parent: model_process()'s). */
+void model_apply(struct analysis *a, const struct call *c, uint64_t line,
+                 uint32_t proc, uint32_t parent);
 void analysis_free(struct analysis *a);
 
 /* --------------------------------------------------------------- summary.c */
@@ -410,6 +484,12 @@ struct sizecount {
 
 /* At the end of the trace: leaks, and event lists in line order. */
 void analysis_finish(struct analysis *a);
+/* The pool's events of kind k (an empty list when it has none). */
+const struct evlist *pool_events(const struct pool *p, enum kind k);
+/* The requests of each power-of-two bucket (bucket_range()), from the
+ * pool's sizes. */
+#define BUCKETS 66
+void pool_buckets(const struct pool *p, uint64_t out[BUCKETS]);
 /* The sizes by falling frequency; *n of them. */
 struct sizecount *top_sizes(const struct pool *p, size_t *n);
 uint64_t oversize_requests(const struct pool *p);

@@ -24,6 +24,11 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 
+/* Records held back to be applied in seq= order, by default: far more
+ * than a thread's record is seen out of place on a loaded machine, at
+ * about 220 bytes each (order.c). */
+#define DEFAULT_WINDOW 262144
+
 /* Set to anything: the hash tables' probe counts go to stderr. */
 #define TABLE_STATS_ENV "SHIFTPOOL_ANALYZE_TABLE_STATS"
 
@@ -36,14 +41,16 @@ static void usage(FILE *o)
 "\n"
 "SYNOPSIS\n"
 "    shiftpool-analyze [--json] [--strict] [--limit N] [--top N]\n"
-"                      [--plot PNG] [--plot-data FILE] [--plot-window N] FILE\n"
+"                      [--plot PNG] [--plot-data FILE] [--plot-window N]\n"
+"                      [--window N] FILE\n"
 "    shiftpool-analyze --help | --version\n"
 "\n"
 "DESCRIPTION\n"
 "    Reads the log that libshiftpool writes when the environment variable\n"
 "    SHIFTPOOL_TRACE=FILE is set (one line per call, after a version line\n"
-"    \"# shiftpool trace v2\"; v1 logs, without times, pids or sets, read\n"
-"    too) and reports, for each pool or pool set and in total:\n"
+"    \"# shiftpool trace v3\"; v2 logs, without seq=, and v1 logs, without\n"
+"    times, pids or sets, read too) and reports, for each pool or pool set\n"
+"    and in total:\n"
 "      - block size and count from the pool's init line; for a set, its\n"
 "        classes from its set_init line and its classes' init lines;\n"
 "      - calls by operation (malloc_bulk and free_bulk records are one per\n"
@@ -83,6 +90,14 @@ static void usage(FILE *o)
 "    from the child's first record that names it, and what the child never\n"
 "    frees of those blocks are its leaks.  The blocks of the pools a child\n"
 "    never names count as leaks in the total only.\n"
+"    Threads write their records after their calls, so a block freed by\n"
+"    one thread and handed out again to another may have its allocation\n"
+"    logged before its free.  The seq= of v3 records gives the order of\n"
+"    the calls back: the records of each process are applied in seq=\n"
+"    order, through a window of --window records; a record further out of\n"
+"    place is applied where it is and counted as out of order (the report\n"
+"    says how many).  v1 and v2 records are applied in the order of their\n"
+"    lines.  Problems are listed in the order the records are applied.\n"
 "    Pools are reported in the order the log first names them.  Lines\n"
 "    starting with # are comments.  Unknown operations and keys are\n"
 "    skipped and counted, so a newer log still reads; malformed lines are\n"
@@ -111,6 +126,10 @@ static void usage(FILE *o)
 "    --plot-window N   the fallback rate is the share of the fallback among\n"
 "                      the pool's last N allocations that succeeded (a\n"
 "                      sliding window); default 100\n"
+"    --window N        hold back at most N records to apply them in seq=\n"
+"                      order (about 220 bytes each, allocated as they are\n"
+"                      held); default 262144, 0 applies every record in\n"
+"                      the order of its line\n"
 "    -h, --help        print this help and exit\n"
 "    --version         print the version and exit\n"
 "    An option's value may follow it or be joined with =: --top=5.\n"
@@ -154,6 +173,7 @@ static const struct option_spec option_specs[] = {
     {"--plot", O_FILE, offsetof(struct options, plot)},
     {"--plot-data", O_FILE, offsetof(struct options, plot_data)},
     {"--plot-window", O_COUNT, offsetof(struct options, plot_window)},
+    {"--window", O_COUNT, offsetof(struct options, window)},
 };
 
 static void exit_after_printing(void)
@@ -250,7 +270,10 @@ static int check_options(struct options *opt)
 static int parse_args(int argc, char **argv, struct options *opt)
 {
 	int only_files = 0;
-	*opt = (struct options){.limit = 20, .top = 10, .plot_window = 100};
+	*opt = (struct options){.limit = 20,
+	                        .top = 10,
+	                        .plot_window = 100,
+	                        .window = DEFAULT_WINDOW};
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 		if (!only_files && strcmp(s, "--") == 0) {
@@ -303,6 +326,10 @@ static void print_table_stats(const struct analysis *a)
 	print_probes("forks", &a->fork_probes);
 	fprintf(stderr, "snapshots: nodes %" PRIu64 " bytes %" PRIu64 "\n",
 	        a->snap.nodes, a->snap.nodes * snapshot_node_size());
+	fprintf(stderr,
+	        "order: held at most %" PRIu64 " records, out of order %" PRIu64
+	        "\n",
+	        a->order.held_max, a->order.late);
 }
 
 /* Plot, data and report; the exit status. */

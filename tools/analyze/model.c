@@ -43,8 +43,9 @@ struct ctx {
 	struct analysis *a;
 	const struct call *c;
 	uint64_t line;
-	uint32_t proc; /* index into a->procs */
-	uint32_t pi;   /* index into a->pools, when p is not NULL */
+	uint32_t proc;   /* index into a->procs */
+	uint32_t parent; /* of a fork record: the parent's; else NO_PROC */
+	uint32_t pi;     /* index into a->pools, when p is not NULL */
 	struct pool *p;
 };
 
@@ -124,8 +125,7 @@ static int null_iff_none(const uint64_t *v)
 	return (v[TRACE_KEY_PTR] == 0) == (v[TRACE_KEY_SRC] == TRACE_SRC_NONE);
 }
 
-/* Whether the values of a record make sense together. */
-static int call_valid(const struct call *c)
+int model_valid(const struct call *c)
 {
 	const uint64_t *v = c->v;
 	if (has(c, TRACE_KEY_CLASS) && v[TRACE_KEY_CLASS] != 0 &&
@@ -343,8 +343,8 @@ static void pool_register(struct analysis *a, uint32_t proc, uint64_t id,
 		share_id(a, proc, id, pi);
 		return;
 	}
-	pr->ids =
-	    array_reserve(pr->ids, &pr->capids, pr->nids + 1, sizeof *pr->ids);
+	pr->ids = array_reserve_from(pr->ids, &pr->capids, pr->nids + 1,
+	                             sizeof *pr->ids, 1);
 	pr->ids[pr->nids++] = id;
 }
 
@@ -354,8 +354,8 @@ static void note_life(struct analysis *a, uint32_t proc, const struct life *l)
 	struct process *pr = &a->procs[proc];
 	if (pr->shares)
 		return;
-	pr->lives = array_reserve(pr->lives, &pr->caplives, pr->nlives + 1,
-	                          sizeof *pr->lives);
+	pr->lives = array_reserve_from(pr->lives, &pr->caplives, pr->nlives + 1,
+	                               sizeof *pr->lives, 1);
 	pr->lives[pr->nlives++] = (uint32_t)(l - a->live.v);
 }
 
@@ -379,9 +379,10 @@ static void pool_fill(struct analysis *a, struct pool *p,
 	p->base = s->lives;
 	snap_hold(p->base);
 	const struct live_count *c = lives_count(p->base);
-	p->st.live_pool_blocks = p->st.peak_pool_blocks = c->pool_blocks;
-	p->st.live_fallback_bytes = p->st.peak_fallback_bytes =
-	    c->fallback_bytes;
+	counts_set(&p->st, STAT(live_pool_blocks), c->pool_blocks);
+	counts_set(&p->st, STAT(peak_pool_blocks), c->pool_blocks);
+	counts_set(&p->st, STAT(live_fallback_bytes), c->fallback_bytes);
+	counts_set(&p->st, STAT(peak_fallback_bytes), c->fallback_bytes);
 	series_sample_at(a, p, pr->fork_record, pr->fork_t);
 }
 
@@ -445,13 +446,22 @@ static uint64_t pool_id_of(const struct call *c)
 
 /* ---------------------------------------------------------------- events */
 
+/* Adds delta (wrapping) to a counter of the pool and of the total. */
+static void tally(struct analysis *a, struct pool *p, size_t word,
+                  uint64_t delta)
+{
+	counts_add(&p->st, word, delta);
+	*stats_word(&a->total, word) += delta;
+}
+
 static void add_event(struct ctx *x, enum kind k, uint64_t ptr,
                       uint64_t other_line)
 {
+	if (x->p->ev == NULL)
+		x->p->ev = xcalloc(K_COUNT, sizeof *x->p->ev);
 	struct evlist *l = &x->p->ev[k];
 	l->count++;
-	x->p->st.problems[k]++;
-	x->a->total.problems[k]++;
+	tally(x->a, x->p, STAT(problems) + k, 1);
 	if (l->n - l->retracted >= x->a->opt.limit)
 		return;
 	l->v = array_reserve(l->v, &l->cap, l->n + 1, sizeof *l->v);
@@ -464,24 +474,20 @@ static void add_event(struct ctx *x, enum kind k, uint64_t ptr,
 }
 
 /* Takes back the event of kind k at line: it was another kind after all.
- * Events are appended in line order, so v is sorted by line. */
+ * Events are appended in the order records are applied, which seq= may
+ * make another than that of their lines: the list is searched from its
+ * end, where a recent event is. */
 static void retract_event(struct ctx *x, enum kind k, uint64_t line)
 {
 	struct evlist *l = &x->p->ev[k];
 	l->count--;
-	x->p->st.problems[k]--;
-	x->a->total.problems[k]--;
-	size_t lo = 0, hi = l->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (l->v[mid].line < line)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < l->n && l->v[lo].line == line && !l->v[lo].retracted) {
-		l->v[lo].retracted = 1;
-		l->retracted++;
+	tally(x->a, x->p, STAT(problems) + k, (uint64_t)-1);
+	for (size_t i = l->n; i-- > 0;) {
+		if (l->v[i].line == line && !l->v[i].retracted) {
+			l->v[i].retracted = 1;
+			l->retracted++;
+			break;
+		}
 	}
 }
 
@@ -491,6 +497,19 @@ static void peak(uint64_t *live, uint64_t *pk)
 {
 	if (*live > *pk)
 		*pk = *live;
+}
+
+/* A live counter of the pool and of the total changes (delta wrapping),
+ * and its peak follows. */
+static void live_change(struct analysis *a, struct pool *p, size_t live,
+                        size_t top, uint64_t delta)
+{
+	counts_add(&p->st, live, delta);
+	uint64_t v = counts_get(&p->st, live);
+	if (v > counts_get(&p->st, top))
+		counts_set(&p->st, top, v);
+	*stats_word(&a->total, live) += delta;
+	peak(stats_word(&a->total, live), stats_word(&a->total, top));
 }
 
 /* Adds (sign > 0) or removes a live entry's weight in both stats and in
@@ -505,20 +524,13 @@ static void live_account(struct analysis *a, struct pool *p,
 		c->pool_blocks += (uint64_t)(int64_t)sign;
 	else if (l->src == TRACE_SRC_FALLBACK)
 		c->fallback_bytes += sign > 0 ? l->size : -l->size;
-	struct stats *s[2] = {&p->st, &a->total};
-	for (int i = 0; i < 2; i++) {
-		if (l->src == TRACE_SRC_POOL) {
-			s[i]->live_pool_blocks += (uint64_t)(int64_t)sign;
-			peak(&s[i]->live_pool_blocks, &s[i]->peak_pool_blocks);
-		} else if (l->src == TRACE_SRC_FALLBACK) {
-			if (sign > 0)
-				s[i]->live_fallback_bytes += l->size;
-			else
-				s[i]->live_fallback_bytes -= l->size;
-			peak(&s[i]->live_fallback_bytes,
-			     &s[i]->peak_fallback_bytes);
-		}
-	}
+	if (l->src == TRACE_SRC_POOL)
+		live_change(a, p, STAT(live_pool_blocks),
+		            STAT(peak_pool_blocks), (uint64_t)(int64_t)sign);
+	else if (l->src == TRACE_SRC_FALLBACK)
+		live_change(a, p, STAT(live_fallback_bytes),
+		            STAT(peak_fallback_bytes),
+		            sign > 0 ? l->size : -l->size);
 }
 
 /* The entry of ptr in the record's pool: its own, or else a copy of the
@@ -608,10 +620,8 @@ static void release(struct ctx *x, uint64_t ptr, uint64_t src)
 		return;
 	live_account(x->a, x->p, l, -1);
 	uint64_t thread = value(x, TRACE_KEY_THREAD);
-	if (l->thread != thread) {
-		x->p->st.cross_thread++;
-		x->a->total.cross_thread++;
-	}
+	if (l->thread != thread)
+		tally(x->a, x->p, STAT(cross_thread), 1);
 	int to_system =
 	    src == TRACE_SRC_FALLBACK || l->src == TRACE_SRC_FALLBACK;
 	l->state = to_system ? ST_RELEASED : ST_FREED;
@@ -621,13 +631,6 @@ static void release(struct ctx *x, uint64_t ptr, uint64_t src)
 }
 
 /* -------------------------------------------------------------- requests */
-
-static unsigned size_bucket(uint64_t size)
-{
-	if (size <= 1)
-		return (unsigned)size;
-	return 2 + log2_of(size - 1); /* 1 + ceil(log2(size)) */
-}
 
 /* The first known class of a set that fits size; -1 when none does. */
 static int class_for_size(const struct set_info *s, uint64_t size)
@@ -664,15 +667,11 @@ static void count_request(struct ctx *x, uint64_t size, uint64_t src)
 {
 	struct pool *p = x->p;
 	(*counter_at(&p->sizes, size, 0))++;
-	p->buckets[size_bucket(size)]++;
-	p->st.alloc_calls++;
-	x->a->total.alloc_calls++;
+	tally(x->a, p, STAT(alloc_calls), 1);
 	if (src == TRACE_SRC_NONE) {
-		p->st.failed++;
-		x->a->total.failed++;
+		tally(x->a, p, STAT(failed), 1);
 	} else {
-		p->st.served[src]++;
-		x->a->total.served[src]++;
+		tally(x->a, p, STAT(served) + src, 1);
 		series_count(x->a, p, src == TRACE_SRC_FALLBACK);
 	}
 	if (p->set != NULL)
@@ -746,8 +745,7 @@ static void on_free(struct ctx *x)
 {
 	uint64_t ptr = value(x, TRACE_KEY_PTR);
 	uint64_t src = value(x, TRACE_KEY_SRC);
-	x->p->st.frees_by_src[src]++;
-	x->a->total.frees_by_src[src]++;
+	tally(x->a, x->p, STAT(frees_by_src) + src, 1);
 	if (refused(src))
 		add_event(x, refused_kind(src), ptr, 0);
 	else if (ptr != 0)
@@ -770,8 +768,7 @@ static void realloc_in_place(struct ctx *x, uint64_t size, uint64_t ptr,
                              uint64_t src)
 {
 	count_request(x, size, src);
-	x->p->st.realloc_inplace++;
-	x->a->total.realloc_inplace++;
+	tally(x->a, x->p, STAT(realloc_inplace), 1);
 	struct life *l = live_or_event(x, ptr);
 	if (l != NULL) {
 		live_account(x->a, x->p, l, -1);
@@ -784,15 +781,13 @@ static void realloc_moved(struct ctx *x, uint64_t old, uint64_t size,
                           uint64_t ptr, uint64_t src)
 {
 	count_request(x, size, src);
-	x->p->st.realloc_moved++;
-	x->a->total.realloc_moved++;
+	tally(x->a, x->p, STAT(realloc_moved), 1);
 	release(x, old, TRACE_SRC_NONE);
 	make_live(x, ptr, size, src);
 }
 
 static void on_realloc(struct ctx *x)
 {
-	struct stats *s[2] = {&x->p->st, &x->a->total};
 	uint64_t old = value(x, TRACE_KEY_OLD);
 	uint64_t size = value(x, TRACE_KEY_SIZE);
 	uint64_t ptr = value(x, TRACE_KEY_PTR);
@@ -803,13 +798,11 @@ static void on_realloc(struct ctx *x)
 	} else if (old == 0) {
 		realloc_new(x, size, ptr, src);
 	} else if (ptr == 0 && size == 0) {
-		s[0]->realloc_to_zero++;
-		s[1]->realloc_to_zero++;
+		tally(x->a, x->p, STAT(realloc_to_zero), 1);
 		release(x, old, TRACE_SRC_NONE);
 	} else if (ptr == 0) {
 		count_request(x, size, TRACE_SRC_NONE);
-		s[0]->realloc_failed++;
-		s[1]->realloc_failed++;
+		tally(x->a, x->p, STAT(realloc_failed), 1);
 		live_or_event(x, old); /* it must still be live */
 	} else if (ptr == old) {
 		realloc_in_place(x, size, ptr, src);
@@ -820,11 +813,8 @@ static void on_realloc(struct ctx *x)
 
 static void on_trim(struct ctx *x)
 {
-	struct stats *s[2] = {&x->p->st, &x->a->total};
-	for (int i = 0; i < 2; i++) {
-		s[i]->trims++;
-		s[i]->trim_bytes += value(x, TRACE_KEY_BYTES);
-	}
+	tally(x->a, x->p, STAT(trims), 1);
+	tally(x->a, x->p, STAT(trim_bytes), value(x, TRACE_KEY_BYTES));
 }
 
 /* A double free the library found after the free that made it: the
@@ -851,11 +841,9 @@ static void on_report(struct ctx *x)
 static void on_fork(struct ctx *x)
 {
 	struct analysis *a = x->a;
-	uint64_t *index =
-	    counter_find(&a->proc_index, value(x, TRACE_KEY_PARENT), 1);
-	if (index == NULL || *index - 1 == x->proc)
+	uint32_t parent = x->parent;
+	if (parent == NO_PROC || parent == x->proc)
 		return;
-	uint32_t parent = (uint32_t)(*index - 1);
 	if (!a->procs[parent].shares)
 		share_start(a, parent);
 	const struct process *pp = &a->procs[parent];
@@ -864,7 +852,7 @@ static void on_fork(struct ctx *x)
 	snap_hold(pc->pools);
 	pc->forked = 1;
 	pc->fork_line = x->line;
-	pc->fork_record = a->lines.records + 1;
+	pc->fork_record = a->applied + 1;
 	pc->fork_t = value(x, TRACE_KEY_T);
 	pc->inherited = pc->live = pp->live;
 	struct stats *t = &a->total;
@@ -906,7 +894,7 @@ static void count_record(struct ctx *x)
 	a->total.ops[op]++;
 	if (x->p == NULL)
 		return;
-	x->p->st.ops[op]++;
+	counts_add(&x->p->st, STAT(ops) + op, 1);
 	if (!op_in(op, CALL_OPS))
 		return;
 	uint64_t thread = value(x, TRACE_KEY_THREAD);
@@ -915,16 +903,27 @@ static void count_record(struct ctx *x)
 	series_sample(a, x->p, value(x, TRACE_KEY_T));
 }
 
-int model_apply(struct analysis *a, const struct call *c, uint64_t line)
+uint32_t model_process(struct analysis *a, const struct call *c,
+                       uint32_t *parent)
 {
-	if (!call_valid(c))
-		return 0;
-	struct ctx x = {a, c, line, 0, 0, NULL};
+	*parent = NO_PROC;
+	if (c->op != TRACE_OP_FORK)
+		return process_of(a, c);
+	/* The parent is looked up first: a crafted record may name its own
+	 * pid. */
+	uint64_t *index =
+	    counter_find(&a->proc_index, c->v[TRACE_KEY_PARENT], 1);
+	if (index != NULL)
+		*parent = (uint32_t)(*index - 1);
+	return process_start(a, c);
+}
+
+void model_apply(struct analysis *a, const struct call *c, uint64_t line,
+                 uint32_t proc, uint32_t parent)
+{
+	struct ctx x = {a, c, line, proc, parent, 0, NULL};
 	note_time(a, c);
-	if (c->op == TRACE_OP_FORK) {
-		x.proc = process_start(a, c);
-	} else {
-		x.proc = process_of(a, c);
+	if (c->op != TRACE_OP_FORK) {
 		x.pi = pool_get(a, x.proc, pool_id_of(c), line);
 		x.p = &a->pools[x.pi];
 		if (has(c, TRACE_KEY_CLASS))
@@ -934,7 +933,7 @@ int model_apply(struct analysis *a, const struct call *c, uint64_t line)
 	if (x.p != NULL && a->procs[x.proc].shares)
 		share_record(a, x.proc, x.pi, c);
 	count_record(&x);
-	return 1;
+	a->applied++;
 }
 
 /* -------------------------------------------------------------- lifetime */
@@ -950,21 +949,27 @@ void analysis_init(struct analysis *a, const struct options *opt)
 	a->live.index.key = &a->key;
 	a->live.index.stats = &a->live_probes;
 	snapshots_init(&a->snap, &a->key, &a->fork_probes);
+	order_init(&a->order, opt->window);
 }
 
 static void pool_entry_free(struct pool *p)
 {
+	counts_free(&p->st);
 	counter_map_free(&p->sizes);
 	counter_map_free(&p->threads);
-	for (int k = 0; k < K_COUNT; k++)
+	for (int k = 0; p->ev != NULL && k < K_COUNT; k++)
 		free(p->ev[k].v);
+	free(p->ev);
 	free(p->leaks);
 	free(p->set);
-	series_free(&p->series);
+	if (p->series != NULL)
+		series_free(p->series);
+	free(p->series);
 }
 
 void analysis_free(struct analysis *a)
 {
+	order_free(a);
 	for (size_t i = 0; i < a->npools; i++)
 		pool_entry_free(&a->pools[i]);
 	free(a->pools);

@@ -209,12 +209,13 @@ static void record(struct analysis *a, char *s)
 	case LINE_OK:
 		break;
 	}
-	if (!model_apply(a, &c, L->total)) {
+	if (!model_valid(&c)) {
 		malformed(a);
 		return;
 	}
 	L->records++;
 	L->unknown_keys += unknown_keys != 0;
+	order_record(a, &c, L->total);
 }
 
 void analysis_line(struct analysis *a, char *s, size_t len)

@@ -33,11 +33,27 @@ static int plotting(const struct analysis *a)
 	return a->opt.plot != NULL || a->opt.plot_data != NULL;
 }
 
+/* The pool's series, made when it is first sampled: only a run that
+ * plots pays for one. */
+static struct series *series_of(struct pool *p)
+{
+	if (p->series == NULL)
+		p->series = xcalloc(1, sizeof *p->series);
+	return p->series;
+}
+
+/* The pool's samples, none when it has no series. */
+static const struct series *samples(const struct pool *p)
+{
+	static const struct series none;
+	return p->series != NULL ? p->series : &none;
+}
+
 void series_count(const struct analysis *a, struct pool *p, int fallback)
 {
 	if (!plotting(a))
 		return;
-	struct series *s = &p->series;
+	struct series *s = series_of(p);
 	size_t size = a->opt.plot_window;
 	if (s->window == NULL)
 		s->window = xcalloc(size, 1);
@@ -52,7 +68,7 @@ void series_count(const struct analysis *a, struct pool *p, int fallback)
 
 void series_sample(const struct analysis *a, struct pool *p, uint64_t t)
 {
-	series_sample_at(a, p, a->lines.records + 1, t);
+	series_sample_at(a, p, a->applied + 1, t);
 }
 
 void series_sample_at(const struct analysis *a, struct pool *p, uint64_t record,
@@ -60,13 +76,13 @@ void series_sample_at(const struct analysis *a, struct pool *p, uint64_t record,
 {
 	if (!plotting(a))
 		return;
-	struct series *s = &p->series;
+	struct series *s = series_of(p);
 	s->v = array_reserve(s->v, &s->cap, s->n + 1, sizeof *s->v);
 	s->v[s->n++] = (struct sample){
 	    .record = record,
 	    .t = t,
-	    .blocks = p->st.live_pool_blocks,
-	    .fallback_bytes = p->st.live_fallback_bytes,
+	    .blocks = counts_get(&p->st, STAT(live_pool_blocks)),
+	    .fallback_bytes = counts_get(&p->st, STAT(live_fallback_bytes)),
 	    .rate = s->filled ? (double)s->fallbacks / (double)s->filled : -1,
 	};
 }
@@ -124,11 +140,11 @@ int plot_data_write(const struct analysis *a, FILE *o)
 	for (size_t i = 0; i < a->npools; i++) {
 		const struct pool *p = &a->pools[i];
 		char name[64];
-		if (p->series.n == 0)
+		if (samples(p)->n == 0)
 			continue;
 		pool_name(a, p, name, sizeof name);
 		fprintf(o, "\n\n# %s %s\n", pool_kind(p), name);
-		write_series(a, o, &p->series);
+		write_series(a, o, samples(p));
 	}
 	return fflush(o) != 0 || ferror(o) ? (errno ? errno : EIO) : 0;
 }
@@ -216,10 +232,10 @@ static void gp_series(const struct analysis *a, FILE *o, const struct series *s)
 static void gp_data(const struct analysis *a, FILE *o)
 {
 	for (size_t i = 0; i < a->npools; i++) {
-		if (a->pools[i].series.n == 0)
+		if (samples(&a->pools[i])->n == 0)
 			continue;
 		fprintf(o, "$pool%zu << EOD\n", i);
-		gp_series(a, o, &a->pools[i].series);
+		gp_series(a, o, samples(&a->pools[i]));
 		fprintf(o, "EOD\n");
 	}
 }
@@ -227,7 +243,7 @@ static void gp_data(const struct analysis *a, FILE *o)
 /* Whether a pool's series has a fallback rate somewhere. */
 static int has_rate(const struct pool *p)
 {
-	return p->series.filled != 0;
+	return samples(p)->filled != 0;
 }
 
 /* One panel: column of the series of every pool that has one against x;
@@ -244,7 +260,7 @@ static void gp_panel(const struct analysis *a, FILE *o, int column,
 	for (size_t i = 0; i < a->npools; i++) {
 		const struct pool *p = &a->pools[i];
 		char name[64], title[80];
-		if (p->series.n == 0)
+		if (samples(p)->n == 0)
 			continue;
 		rank++;
 		if (column == RATE_COLUMN && !has_rate(p))
@@ -285,7 +301,7 @@ void plot_script_write(const struct analysis *a, FILE *o)
 static int has_samples(const struct analysis *a)
 {
 	for (size_t i = 0; i < a->npools; i++)
-		if (a->pools[i].series.n != 0)
+		if (samples(&a->pools[i])->n != 0)
 			return 1;
 	return 0;
 }

@@ -253,15 +253,17 @@ static void json_sizes(const struct analysis *a, struct jw *w,
 	jw_close(w, ']');
 	free(v);
 	jw_open(w, "buckets", '[');
-	for (unsigned b = 0; b < 66; b++) {
+	uint64_t buckets[BUCKETS];
+	pool_buckets(p, buckets);
+	for (unsigned b = 0; b < BUCKETS; b++) {
 		uint64_t lo, hi;
-		if (p->buckets[b] == 0)
+		if (buckets[b] == 0)
 			continue;
 		bucket_range(b, &lo, &hi);
 		jw_open(w, NULL, '{');
 		jw_u64(w, "min", lo);
 		jw_u64(w, "max", hi);
-		jw_u64(w, "count", p->buckets[b]);
+		jw_u64(w, "count", buckets[b]);
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');
@@ -272,8 +274,9 @@ static void json_leaks(const struct analysis *a, struct jw *w,
                        const struct pool *p)
 {
 	jw_open(w, "leaks", '{');
-	jw_u64(w, "count", p->st.leaks);
-	jw_u64(w, "bytes", p->st.leak_bytes);
+	uint64_t leaks = counts_get(&p->st, STAT(leaks));
+	jw_u64(w, "count", leaks);
+	jw_u64(w, "bytes", counts_get(&p->st, STAT(leak_bytes)));
 	size_t shown = p->nleaks < a->opt.limit ? p->nleaks : a->opt.limit;
 	jw_open(w, "list", '[');
 	for (size_t i = 0; i < shown; i++) {
@@ -288,7 +291,7 @@ static void json_leaks(const struct analysis *a, struct jw *w,
 		jw_close(w, '}');
 	}
 	jw_close(w, ']');
-	jw_u64(w, "not_listed", p->st.leaks - shown);
+	jw_u64(w, "not_listed", leaks - shown);
 	jw_close(w, '}');
 }
 
@@ -325,7 +328,9 @@ static void json_pool(const struct analysis *a, struct jw *w,
 	jw_open(w, NULL, '{');
 	json_identity(a, w, p);
 	json_init(w, p);
-	json_stats(w, &p->st, p->threads.n);
+	struct stats st;
+	counts_expand(&p->st, &st);
+	json_stats(w, &st, p->threads.n);
 	if (p->set != NULL)
 		json_classes(w, p);
 	jw_u64_or_null(w, "oversize_requests", oversize_requests(p),
@@ -333,11 +338,12 @@ static void json_pool(const struct analysis *a, struct jw *w,
 	json_sizes(a, w, p);
 	json_leaks(a, w, p);
 	for (int k = 0; k < K_COUNT; k++)
-		json_events(w, (enum kind)k, &p->ev[k]);
+		json_events(w, (enum kind)k, pool_events(p, (enum kind)k));
 	jw_close(w, '}');
 }
 
-static void json_lines(struct jw *w, const struct lineinfo *L)
+static void json_lines(struct jw *w, const struct lineinfo *L,
+                       const struct order *order)
 {
 	jw_open(w, "lines", '{');
 	jw_u64(w, "total", L->total);
@@ -349,6 +355,7 @@ static void json_lines(struct jw *w, const struct lineinfo *L)
 	jw_u64(w, "unknown_keys", L->unknown_keys);
 	jw_u64(w, "malformed", L->malformed);
 	jw_lines(w, "malformed_lines", L->mal, L->nmal);
+	jw_u64(w, "out_of_order", order->late);
 	jw_close(w, '}');
 }
 
@@ -379,7 +386,7 @@ void json_report(const struct analysis *a, FILE *o)
 	jw_u64_or_null(&w, "format_version", (uint64_t)a->version,
 	               a->version != 0);
 	jw_u64(&w, "processes", a->nprocs);
-	json_lines(&w, &a->lines);
+	json_lines(&w, &a->lines, &a->order);
 	jw_open(&w, "pools", '[');
 	for (size_t i = 0; i < a->npools; i++)
 		json_pool(a, &w, &a->pools[i]);

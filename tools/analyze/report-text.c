@@ -141,20 +141,23 @@ static void text_sizes(const struct analysis *a, FILE *o, const struct pool *p)
 	fprintf(o, "\n");
 	free(v);
 	fprintf(o, "  sizes, by power of two:\n");
-	for (unsigned b = 0; b < 66; b++) {
+	uint64_t buckets[BUCKETS];
+	pool_buckets(p, buckets);
+	for (unsigned b = 0; b < BUCKETS; b++) {
 		uint64_t lo, hi;
-		if (p->buckets[b] == 0)
+		if (buckets[b] == 0)
 			continue;
 		bucket_range(b, &lo, &hi);
 		fprintf(o, "    %" PRIu64 "-%" PRIu64 ": %" PRIu64 "\n", lo, hi,
-		        p->buckets[b]);
+		        buckets[b]);
 	}
 }
 
 static void text_leaks(const struct analysis *a, FILE *o, const struct pool *p)
 {
-	fprintf(o, "  leaks: %" PRIu64 " (%" PRIu64 " bytes)\n", p->st.leaks,
-	        p->st.leak_bytes);
+	uint64_t leaks = counts_get(&p->st, STAT(leaks));
+	fprintf(o, "  leaks: %" PRIu64 " (%" PRIu64 " bytes)\n", leaks,
+	        counts_get(&p->st, STAT(leak_bytes)));
 	size_t shown = p->nleaks < a->opt.limit ? p->nleaks : a->opt.limit;
 	for (size_t i = 0; i < shown; i++) {
 		const struct leak *l = &p->leaks[i];
@@ -164,9 +167,8 @@ static void text_leaks(const struct analysis *a, FILE *o, const struct pool *p)
 		        l->ptr, l->size, trace_op_name(l->op), l->line,
 		        trace_src_name(l->src), l->thread);
 	}
-	if (p->st.leaks > shown)
-		fprintf(o, "    ... and %" PRIu64 " more\n",
-		        p->st.leaks - shown);
+	if (leaks > shown)
+		fprintf(o, "    ... and %" PRIu64 " more\n", leaks - shown);
 }
 
 static void text_events(FILE *o, enum kind k, const struct evlist *l)
@@ -195,7 +197,9 @@ static void text_events(FILE *o, enum kind k, const struct evlist *l)
 static void text_pool(const struct analysis *a, FILE *o, const struct pool *p)
 {
 	text_header(a, o, p);
-	text_stats(o, &p->st, p->threads.n);
+	struct stats st;
+	counts_expand(&p->st, &st);
+	text_stats(o, &st, p->threads.n);
 	if (p->set != NULL)
 		text_classes(o, p->set);
 	else if (p->init.has_init)
@@ -204,7 +208,7 @@ static void text_pool(const struct analysis *a, FILE *o, const struct pool *p)
 	text_sizes(a, o, p);
 	text_leaks(a, o, p);
 	for (int k = 0; k < K_COUNT; k++)
-		text_events(o, (enum kind)k, &p->ev[k]);
+		text_events(o, (enum kind)k, pool_events(p, (enum kind)k));
 }
 
 static void text_lines(FILE *o, const char *what, uint64_t count,
@@ -250,6 +254,13 @@ static void text_trace(const struct analysis *a, FILE *o)
 	text_lines(o, "unknown operations", L->unknown, L->unk, L->nunk);
 	fprintf(o, "records with unknown keys: %" PRIu64 "\n", L->unknown_keys);
 	text_lines(o, "malformed lines", L->malformed, L->mal, L->nmal);
+	/* Only when there are some: traces in order read as they did. */
+	if (a->order.late > 0)
+		fprintf(o,
+		        "records out of seq order: %" PRIu64
+		        " (further out of place than --window %zu; their "
+		        "problems may be false)\n",
+		        a->order.late, a->order.window);
 }
 
 static void text_total(const struct analysis *a, FILE *o)

@@ -1,6 +1,7 @@
 /*
  * shiftpool-analyze: what both reports derive from the model at the end:
- * leaks, sizes by frequency, buckets, the verdict, the names of pools.
+ * the records still held back applied, leaks, sizes by frequency,
+ * buckets, the verdict, the names of pools.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -21,11 +22,10 @@ static int leak_cmp(const void *x, const void *y)
 static void count_leak(struct analysis *a, struct pool *p, uint64_t n,
                        uint64_t bytes)
 {
-	struct stats *s[2] = {&p->st, &a->total};
-	for (int j = 0; j < 2; j++) {
-		s[j]->leaks += n;
-		s[j]->leak_bytes += bytes;
-	}
+	counts_add(&p->st, STAT(leaks), n);
+	counts_add(&p->st, STAT(leak_bytes), bytes);
+	a->total.leaks += n;
+	a->total.leak_bytes += bytes;
 }
 
 /* A pool's own entries, in the live set. */
@@ -81,7 +81,7 @@ static void count_inherited_leaks(struct analysis *a)
 static size_t leaks_listed(const struct analysis *a, const struct pool *p,
                            uint64_t own)
 {
-	uint64_t inherited = p->st.leaks - own;
+	uint64_t inherited = counts_get(&p->st, STAT(leaks)) - own;
 	return inherited < a->opt.limit ? (size_t)inherited : a->opt.limit;
 }
 
@@ -90,15 +90,17 @@ static size_t leaks_listed(const struct analysis *a, const struct pool *p,
  * shows. */
 void analysis_finish(struct analysis *a)
 {
+	order_finish(a);
 	count_own_leaks(a);
 	uint64_t *own = xcalloc(a->npools, sizeof *own);
 	for (size_t i = 0; i < a->npools; i++)
-		own[i] = a->pools[i].st.leaks;
+		own[i] = counts_get(&a->pools[i].st, STAT(leaks));
 	count_inherited_leaks(a);
 	for (size_t i = 0; i < a->npools; i++) {
 		struct pool *p = &a->pools[i];
-		p->leaks = xcalloc((size_t)own[i] + leaks_listed(a, p, own[i]),
-		                   sizeof *p->leaks);
+		size_t n = (size_t)own[i] + leaks_listed(a, p, own[i]);
+		if (n > 0)
+			p->leaks = xcalloc(n, sizeof *p->leaks);
 	}
 	for (size_t i = 0; i < a->live.n; i++) {
 		const struct life *l = &a->live.v[i];
@@ -125,8 +127,9 @@ void analysis_finish(struct analysis *a)
 	}
 	free(own);
 	for (size_t i = 0; i < a->npools; i++)
-		qsort(a->pools[i].leaks, a->pools[i].nleaks,
-		      sizeof(struct leak), leak_cmp);
+		if (a->pools[i].nleaks > 1) /* a pool without leaks has no list */
+			qsort(a->pools[i].leaks, a->pools[i].nleaks,
+			      sizeof(struct leak), leak_cmp);
 }
 
 static int sizecount_cmp(const void *x, const void *y)
@@ -157,6 +160,30 @@ uint64_t oversize_requests(const struct pool *p)
 }
 
 /* Bucket 0 is size 0, 1 is size 1, b > 1 holds 2^(b-2) + 1 .. 2^(b-1). */
+const struct evlist *pool_events(const struct pool *p, enum kind k)
+{
+	static const struct evlist none;
+	return p->ev != NULL ? &p->ev[k] : &none;
+}
+
+/* The bucket of a size: 0 and 1 their own, then 1 + ceil(log2(size)). */
+static unsigned size_bucket(uint64_t size)
+{
+	if (size <= 1)
+		return (unsigned)size;
+	unsigned b = 2;
+	for (uint64_t v = size - 1; v > 1; v >>= 1)
+		b++;
+	return b;
+}
+
+void pool_buckets(const struct pool *p, uint64_t out[BUCKETS])
+{
+	memset(out, 0, BUCKETS * sizeof *out);
+	for (size_t i = 0; i < p->sizes.n; i++)
+		out[size_bucket(p->sizes.v[i].a)] += p->sizes.v[i].count;
+}
+
 void bucket_range(unsigned b, uint64_t *lo, uint64_t *hi)
 {
 	if (b <= 1) {

@@ -167,18 +167,49 @@ void counter_map_init(struct counter_map *m, const struct hash_key *key,
 	m->index.stats = stats;
 }
 
+/* While a map holds at most COUNTER_SCAN counters it has no index: the
+ * counter of (a, b) by walking them; NULL when absent. */
+static struct counter *counter_scan(struct counter_map *m, uint64_t a,
+                                    uint64_t b)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].a == a && m->v[i].b == b)
+			return &m->v[i];
+	return NULL;
+}
+
+static void counter_append(struct counter_map *m, uint64_t a, uint64_t b)
+{
+	m->v = array_reserve_from(m->v, &m->cap, m->n + 1, sizeof *m->v, 1);
+	m->v[m->n++] = (struct counter){a, b, 0};
+}
+
 uint64_t *counter_at(struct counter_map *m, uint64_t a, uint64_t b)
 {
-	uint32_t ref = table_claim(&m->index, a, b, next_ref(m->n));
-	if (ref > m->n) {
-		m->v = array_reserve(m->v, &m->cap, m->n + 1, sizeof *m->v);
-		m->v[m->n++] = (struct counter){a, b, 0};
+	if (m->index.cap == 0) {
+		struct counter *c = counter_scan(m, a, b);
+		if (c != NULL)
+			return &c->count;
+		counter_append(m, a, b);
+		/* One more than a walk should take: index them all. */
+		if (m->n > COUNTER_SCAN)
+			for (size_t i = 0; i < m->n; i++)
+				table_claim(&m->index, m->v[i].a, m->v[i].b,
+				            (uint32_t)i + 1);
+		return &m->v[m->n - 1].count;
 	}
+	uint32_t ref = table_claim(&m->index, a, b, next_ref(m->n));
+	if (ref > m->n)
+		counter_append(m, a, b);
 	return &m->v[ref - 1].count;
 }
 
 uint64_t *counter_find(struct counter_map *m, uint64_t a, uint64_t b)
 {
+	if (m->index.cap == 0) {
+		struct counter *c = counter_scan(m, a, b);
+		return c != NULL ? &c->count : NULL;
+	}
 	uint32_t ref = table_find(&m->index, a, b);
 	return ref ? &m->v[ref - 1].count : NULL;
 }

@@ -46,9 +46,15 @@ void *xrealloc(void *old, size_t n, size_t size)
 
 void *array_reserve(void *v, size_t *cap, size_t need, size_t size)
 {
+	return array_reserve_from(v, cap, need, size, 8);
+}
+
+void *array_reserve_from(void *v, size_t *cap, size_t need, size_t size,
+                         size_t first)
+{
 	if (need <= *cap)
 		return v;
-	size_t ncap = *cap ? *cap : 8;
+	size_t ncap = *cap ? *cap : first;
 	while (ncap < need) {
 		if (ncap > SIZE_MAX / 2)
 			die_nomem();
@@ -57,6 +63,64 @@ void *array_reserve(void *v, size_t *cap, size_t need, size_t size)
 	*cap = ncap;
 	return xrealloc(v, ncap, size);
 }
+
+/* ------------------------------------------------------- sparse counters */
+
+/* Where word goes among the values of c. */
+static size_t counts_index(const struct counts *c, size_t word)
+{
+	return (size_t)__builtin_popcountll(c->present &
+	                                    ((UINT64_C(1) << word) - 1));
+}
+
+uint64_t counts_get(const struct counts *c, size_t word)
+{
+	if (!((c->present >> word) & 1))
+		return 0;
+	return c->v[counts_index(c, word)];
+}
+
+void counts_set(struct counts *c, size_t word, uint64_t value)
+{
+	size_t i = counts_index(c, word);
+	if ((c->present >> word) & 1) {
+		c->v[i] = value;
+		return;
+	}
+	if (value == 0)
+		return;
+	size_t n = (size_t)__builtin_popcountll(c->present);
+	c->v = xrealloc(c->v, n + 1, sizeof *c->v);
+	memmove(c->v + i + 1, c->v + i, (n - i) * sizeof *c->v);
+	c->v[i] = value;
+	c->present |= UINT64_C(1) << word;
+}
+
+void counts_add(struct counts *c, size_t word, uint64_t delta)
+{
+	counts_set(c, word, counts_get(c, word) + delta);
+}
+
+uint64_t *stats_word(struct stats *s, size_t word)
+{
+	return (uint64_t *)((char *)s + word * sizeof(uint64_t));
+}
+
+void counts_expand(const struct counts *c, struct stats *out)
+{
+	memset(out, 0, sizeof *out);
+	for (size_t w = 0; w < STAT_WORDS; w++)
+		*stats_word(out, w) = counts_get(c, w);
+}
+
+void counts_free(struct counts *c)
+{
+	free(c->v);
+	c->v = NULL;
+	c->present = 0;
+}
+
+/* ------------------------------------------------------------ numbers */
 
 int parse_dec(const char *s, uint64_t *out)
 {

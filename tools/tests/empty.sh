@@ -22,10 +22,10 @@ expect_line "format: v1"
 expect_line "lines: 1 (records 0, comments 1, blank 0)"
 
 # A newer format version still reads, and says so.
-printf '# shiftpool trace v3\nmalloc pool=1 thread=1 size=8 ptr=0x10 src=pool extra=1\nfree pool=1 thread=1 ptr=0x10 src=pool\nresize pool=1 by=2\n' \
-	>"$tmp/v2.trace"
-run 0 "$tmp/v2.trace"
-expect_line "format: v3 (this analyzer knows v2; unknown parts are skipped)"
+printf '# shiftpool trace v4\nmalloc pool=1 thread=1 size=8 ptr=0x10 src=pool extra=1\nfree pool=1 thread=1 ptr=0x10 src=pool\nresize pool=1 by=2\n' \
+	>"$tmp/newer.trace"
+run 0 "$tmp/newer.trace"
+expect_line "format: v4 (this analyzer knows v3; unknown parts are skipped)"
 expect_line "unknown operations: 1 (line 4)"
 expect_line "records with unknown keys: 1"
 finish

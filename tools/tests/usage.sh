@@ -14,7 +14,8 @@ run 2 --limit "$DATA/clean.trace"
 run 2 --top=x "$DATA/clean.trace"
 run 0 --help
 expect_line "    shiftpool-analyze [--json] [--strict] [--limit N] [--top N]"
-expect_line "                      [--plot PNG] [--plot-data FILE] [--plot-window N] FILE"
+expect_line "                      [--plot PNG] [--plot-data FILE] [--plot-window N]"
+expect_line "                      [--window N] FILE"
 grep "^EXIT STATUS" "$out" >/dev/null || fail "--help has no exit status section"
 run 0 --version
 grep '^shiftpool-analyze (shiftpool) ' "$out" >/dev/null || fail "--version"

@@ -1,0 +1,639 @@
+/*
+ * libshiftpool-malloc: the process's malloc family from one pool set.
+ *
+ * Preloaded (LD_PRELOAD) or linked, this library defines malloc(),
+ * calloc(), realloc(), reallocarray(), free(), posix_memalign(),
+ * aligned_alloc(), memalign(), valloc(), pvalloc() and
+ * malloc_usable_size(), and serves them from one pool set.  What the set
+ * does not serve (sizes above its largest class, a class that ran out,
+ * alignments above a page) goes to the C library's own allocator, which
+ * glibc exports as __libc_malloc() and its kin: the set is created with
+ * those as its fallback, so it sends them there and takes their pointers
+ * back through the same pool_set_free().
+ *
+ * The set is made on the first call, from the settings in the environment
+ * variable SHIFTPOOL_MALLOC (shiftpool-malloc(7)).  The library never
+ * calls malloc() for its own state, so making the set recurses into this
+ * file only if something below it does (the C library, say); such a call
+ * comes from the thread that is making the set and is served by the C
+ * library directly.  Every other thread waits for the set.  free() and
+ * its kin send a pointer to the set only once the set exists: before, no
+ * pointer can be the set's.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shiftpool.h"
+
+/* The C library's allocator under its own names (glibc exports these so
+ * that a replacement malloc can reach the original). */
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t nmemb, size_t size);
+extern void *__libc_realloc(void *ptr, size_t size);
+extern void __libc_free(void *ptr);
+extern void *__libc_memalign(size_t alignment, size_t size);
+
+#define EXPORT      __attribute__((visibility("default")))
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* What malloc() promises every allocation, and so every class block. */
+#define MIN_ALIGN ((size_t)16)
+
+/* ------------------------------------------------------------ settings */
+
+/* The defaults need no configuration and are safe with threads: 16 B to
+ * 32 KiB, per-thread caches, 1 GiB of address space per class (reserved,
+ * not committed, so no class runs out before the machine does). */
+#define DEFAULT_MIN   ((size_t)16)
+#define DEFAULT_MAX   ((size_t)32768)
+#define DEFAULT_BYTES ((size_t)1 << 30)
+/* With the default reservation refused (a limit on address space, strict
+ * overcommit), the set is tried smaller down to this. */
+#define SMALLEST_BYTES ((size_t)16 << 20)
+
+struct settings {
+	int mode;
+	size_t min_block;
+	size_t max_block;
+	size_t bytes;
+	bool bytes_given;
+	/* Statistics at exit: none, to stderr, or to a file (its name in
+	 * path[], "%p" standing for the process ID). */
+	enum { STATS_NONE, STATS_STDERR, STATS_FILE } stats;
+	int format;
+	char path[4096];
+};
+
+static struct settings settings;
+
+/* One line on stderr, made without malloc(). */
+static void say(const char *what, const char *detail, size_t detail_len)
+{
+	static const char prefix[] = "shiftpool-malloc: ";
+	ssize_t ignored = write(STDERR_FILENO, prefix, sizeof prefix - 1);
+	ignored = write(STDERR_FILENO, what, strlen(what));
+	if (detail != NULL) {
+		ignored = write(STDERR_FILENO, " '", 2);
+		ignored = write(STDERR_FILENO, detail, detail_len);
+		ignored = write(STDERR_FILENO, "'", 1);
+	}
+	ignored = write(STDERR_FILENO, "\n", 1);
+	(void)ignored;
+}
+
+static bool power_of_two(size_t n)
+{
+	return n != 0 && (n & (n - 1)) == 0;
+}
+
+static bool token_is(const char *token, size_t len, const char *word)
+{
+	return strlen(word) == len && memcmp(token, word, len) == 0;
+}
+
+/* A size: decimal digits and an optional K, M, G or T (powers of 1024).
+ * false for anything else, 0 or an overflow. */
+static bool parse_size(const char *text, size_t len, size_t *out)
+{
+	size_t value = 0, i = 0;
+	for (; i < len && text[i] >= '0' && text[i] <= '9'; i++)
+		if (__builtin_mul_overflow(value, 10, &value) ||
+		    __builtin_add_overflow(value, (size_t)(text[i] - '0'),
+		                           &value))
+			return false;
+	if (i == 0)
+		return false;
+	unsigned shift = 0;
+	if (i + 1 == len) {
+		static const char units[] = "KMGT";
+		const char *unit = memchr(units, text[i] & ~0x20, 4);
+		if (unit == NULL)
+			return false;
+		shift = 10 * (unsigned)(unit - units + 1);
+	} else if (i != len) {
+		return false;
+	}
+	if (value == 0 || value > (SIZE_MAX >> shift))
+		return false;
+	*out = value << shift;
+	return true;
+}
+
+/* One "key=value" of SHIFTPOOL_MALLOC into s; false when it is not one
+ * this library knows. */
+static bool parse_setting(struct settings *s, const char *item, size_t len)
+{
+	const char *eq = memchr(item, '=', len);
+	if (eq == NULL)
+		return false;
+	size_t key_len = (size_t)(eq - item);
+	const char *value = eq + 1;
+	size_t value_len = len - key_len - 1;
+
+	if (token_is(item, key_len, "mode")) {
+		if (token_is(value, value_len, "per-thread"))
+			s->mode = POOL_PER_THREAD;
+		else if (token_is(value, value_len, "locked"))
+			s->mode = POOL_LOCKED;
+		else if (token_is(value, value_len, "single"))
+			s->mode = POOL_SINGLE;
+		else
+			return false;
+		return true;
+	}
+	if (token_is(item, key_len, "min"))
+		return parse_size(value, value_len, &s->min_block);
+	if (token_is(item, key_len, "max"))
+		return parse_size(value, value_len, &s->max_block);
+	if (token_is(item, key_len, "bytes")) {
+		s->bytes_given = true;
+		return parse_size(value, value_len, &s->bytes);
+	}
+	if (token_is(item, key_len, "format")) {
+		if (token_is(value, value_len, "text"))
+			s->format = POOL_STATS_TEXT;
+		else if (token_is(value, value_len, "json"))
+			s->format = POOL_STATS_JSON;
+		else
+			return false;
+		return true;
+	}
+	if (token_is(item, key_len, "stats")) {
+		if (token_is(value, value_len, "stderr")) {
+			s->stats = STATS_STDERR;
+			return true;
+		}
+		if (value_len == 0 || value_len >= sizeof s->path)
+			return false;
+		memcpy(s->path, value, value_len);
+		s->path[value_len] = '\0';
+		s->stats = STATS_FILE;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The settings: the defaults, then SHIFTPOOL_MALLOC's comma-separated
+ * "key=value" items, read with secure_getenv() (a set-user-ID program
+ * keeps the defaults).  Anything this library does not understand is
+ * reported on stderr and the defaults are kept whole: a mistyped setting
+ * must not quietly run another configuration.  No malloc(): the text is
+ * read in place.
+ */
+static void settings_read(struct settings *s)
+{
+	*s = (struct settings){.mode = POOL_PER_THREAD,
+	                       .min_block = DEFAULT_MIN,
+	                       .max_block = DEFAULT_MAX,
+	                       .bytes = DEFAULT_BYTES,
+	                       .format = POOL_STATS_TEXT};
+	const char *text = secure_getenv("SHIFTPOOL_MALLOC");
+	if (text == NULL)
+		return;
+	struct settings read = *s;
+	for (const char *at = text; *at != '\0';) {
+		const char *end = strchr(at, ',');
+		size_t len = end != NULL ? (size_t)(end - at) : strlen(at);
+		if (len > 0 && !parse_setting(&read, at, len)) {
+			say("SHIFTPOOL_MALLOC: not understood, using the "
+			    "defaults:",
+			    at, len);
+			return;
+		}
+		at += len + (end != NULL);
+	}
+	/* The class range as pool_set_init() takes it, checked here so
+	 * that a mistake in it is one too. */
+	if (!power_of_two(read.min_block) || !power_of_two(read.max_block) ||
+	    read.min_block < POOL_MIN_BLOCK_SIZE ||
+	    read.min_block > read.max_block ||
+	    read.max_block > POOL_MAX_BLOCK_SIZE) {
+		say("SHIFTPOOL_MALLOC: min and max must be powers of two, "
+		    "16 <= min <= max <= 1G; using the defaults:",
+		    text, strlen(text));
+		return;
+	}
+	*s = read;
+}
+
+/* ------------------------------------------------------------ fallback */
+
+/* glibc's malloc_usable_size() has no second name, so it is looked up
+ * past this library; this library's own is never taken for it. */
+static _Atomic(size_t (*)(void *)) libc_usable_size_fn;
+
+EXPORT size_t malloc_usable_size(void *ptr);
+
+static size_t (*libc_usable_size_resolve(void))(void *)
+{
+	size_t (*fn)(void *) =
+	    atomic_load_explicit(&libc_usable_size_fn, memory_order_acquire);
+	if (likely(fn != NULL))
+		return fn;
+	/* dlsym() with RTLD_NEXT finds the next definition in the search
+	 * order (the C library's) and allocates nothing on success. */
+	void *sym = dlsym(RTLD_NEXT, "malloc_usable_size");
+	if (sym == NULL || sym == (void *)malloc_usable_size)
+		return NULL;
+	fn = (size_t(*)(void *))sym;
+	atomic_store_explicit(&libc_usable_size_fn, fn, memory_order_release);
+	return fn;
+}
+
+static size_t libc_usable_size(const void *ptr)
+{
+	size_t (*fn)(void *) = libc_usable_size_resolve();
+	return fn != NULL ? fn((void *)ptr) : 0;
+}
+
+static void *fallback_malloc(size_t size, void *arg)
+{
+	(void)arg;
+	return __libc_malloc(size);
+}
+
+static void *fallback_calloc(size_t nmemb, size_t size, void *arg)
+{
+	(void)arg;
+	return __libc_calloc(nmemb, size);
+}
+
+static void *fallback_realloc(void *ptr, size_t size, void *arg)
+{
+	(void)arg;
+	return __libc_realloc(ptr, size);
+}
+
+static void fallback_free(void *ptr, void *arg)
+{
+	(void)arg;
+	__libc_free(ptr);
+}
+
+static size_t fallback_usable_size(const void *ptr, void *arg)
+{
+	(void)arg;
+	return libc_usable_size(ptr);
+}
+
+static const pool_fallback_t libc_fallback = {
+    .malloc = fallback_malloc,
+    .calloc = fallback_calloc,
+    .realloc = fallback_realloc,
+    .free = fallback_free,
+    .usable_size = fallback_usable_size,
+    .arg = NULL,
+};
+
+/* ------------------------------------------------------------ the set */
+
+enum { SET_NONE, SET_MAKING, SET_READY, SET_NEVER };
+
+static atomic_int set_state = SET_NONE;
+static pool_set_t *the_set;
+static size_t page_size = 4096;
+static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The thread making the set (its pthread_self()), while it does. */
+static _Atomic uintptr_t set_maker;
+/* Allocations this file sent to the C library itself: made while the
+ * set was being made, or aligned beyond a page. */
+static atomic_ulong direct_allocs;
+
+static size_t page_now(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	return page > 0 ? (size_t)page : 4096;
+}
+
+static pool_set_t *set_make(void)
+{
+	settings_read(&settings);
+	page_size = page_now();
+
+	size_t bytes = settings.bytes;
+	for (;;) {
+		pool_set_t *set =
+		    pool_set_init_with(settings.min_block, settings.max_block,
+		                       bytes, settings.mode, &libc_fallback);
+		if (set != NULL)
+			return set;
+		/* The default reservation may be more than a limit on
+		 * address space allows: smaller ones are tried. */
+		if (errno != ENOMEM || settings.bytes_given ||
+		    bytes / 2 < SMALLEST_BYTES)
+			break;
+		bytes /= 2;
+	}
+	say(errno == EINVAL ? "the pool set was refused (EINVAL), the C "
+	                      "library serves every allocation"
+	                    : "no room for the pool set, the C library "
+	                      "serves every allocation",
+	    NULL, 0);
+	return NULL;
+}
+
+/* The set, made on the first call; NULL while this thread is making it
+ * (the C library serves its calls) or when it could not be made. */
+static __attribute__((noinline)) pool_set_t *set_start(void)
+{
+	int state = atomic_load_explicit(&set_state, memory_order_acquire);
+	if (state == SET_MAKING &&
+	    atomic_load_explicit(&set_maker, memory_order_relaxed) ==
+	        (uintptr_t)pthread_self())
+		return NULL;
+	if (state == SET_NEVER)
+		return NULL;
+
+	pthread_mutex_lock(&set_lock);
+	if (atomic_load_explicit(&set_state, memory_order_relaxed) ==
+	    SET_NONE) {
+		atomic_store_explicit(&set_maker, (uintptr_t)pthread_self(),
+		                      memory_order_relaxed);
+		atomic_store_explicit(&set_state, SET_MAKING,
+		                      memory_order_relaxed);
+		int saved = errno;
+		the_set = set_make();
+		errno = saved;
+		atomic_store_explicit(&set_maker, 0, memory_order_relaxed);
+		atomic_store_explicit(&set_state,
+		                      the_set != NULL ? SET_READY : SET_NEVER,
+		                      memory_order_release);
+	}
+	pthread_mutex_unlock(&set_lock);
+	return the_set;
+}
+
+static inline pool_set_t *set_get(void)
+{
+	if (likely(atomic_load_explicit(&set_state, memory_order_acquire) ==
+	           SET_READY))
+		return the_set;
+	return set_start();
+}
+
+/* The set if it exists, without making it: what a pointer given back may
+ * belong to. */
+static inline pool_set_t *set_if_ready(void)
+{
+	if (likely(atomic_load_explicit(&set_state, memory_order_acquire) ==
+	           SET_READY))
+		return the_set;
+	return NULL;
+}
+
+/* Counted only while there may be statistics to print: without a set,
+ * every call is the C library's and nothing is printed. */
+static void count_direct(void)
+{
+	if (atomic_load_explicit(&set_state, memory_order_relaxed) != SET_NEVER)
+		atomic_fetch_add_explicit(&direct_allocs, 1,
+		                          memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------ the calls */
+
+EXPORT void *malloc(size_t size)
+{
+	pool_set_t *set = set_get();
+	if (likely(set != NULL))
+		return pool_set_malloc(set, size);
+	count_direct();
+	return __libc_malloc(size);
+}
+
+EXPORT void *calloc(size_t nmemb, size_t size)
+{
+	pool_set_t *set = set_get();
+	if (likely(set != NULL))
+		return pool_set_calloc(set, nmemb, size);
+	count_direct();
+	return __libc_calloc(nmemb, size);
+}
+
+/* free() leaves errno alone, as POSIX asks and glibc does. */
+EXPORT void free(void *ptr)
+{
+	if (ptr == NULL)
+		return;
+	int saved = errno;
+	pool_set_t *set = set_if_ready();
+	if (likely(set != NULL))
+		pool_set_free(set, ptr);
+	else
+		__libc_free(ptr);
+	errno = saved;
+}
+
+EXPORT void *realloc(void *ptr, size_t size)
+{
+	if (ptr == NULL)
+		return malloc(size);
+	pool_set_t *set = set_if_ready();
+	if (likely(set != NULL))
+		return pool_set_realloc(set, ptr, size);
+	/* No set yet: the pointer is the C library's. */
+	return __libc_realloc(ptr, size);
+}
+
+EXPORT void *reallocarray(void *ptr, size_t nmemb, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(nmemb, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(ptr, total);
+}
+
+/*
+ * size bytes aligned to alignment (a power of two).  A class block of 2^k
+ * bytes is aligned to 2^k up to the page size, so up to a page the class
+ * of the larger of size and alignment serves; its block is checked all
+ * the same, since an exhausted class hands out the fallback's memory.
+ * Larger alignments, and sizes no class holds, are the C library's.
+ */
+static void *aligned_get(size_t alignment, size_t size)
+{
+	if (alignment <= MIN_ALIGN)
+		return malloc(size);
+	pool_set_t *set = set_get();
+	if (set != NULL && alignment <= page_size) {
+		size_t want = size > alignment ? size : alignment;
+		if (pool_set_class_size(set, want) != 0) {
+			void *ptr = pool_set_malloc(set, want);
+			if (ptr != NULL &&
+			    ((uintptr_t)ptr & (alignment - 1)) == 0)
+				return ptr;
+			if (ptr != NULL)
+				pool_set_free(set, ptr);
+		}
+	}
+	count_direct();
+	return __libc_memalign(alignment, size);
+}
+
+/* memalign() as glibc's: an alignment that is no power of two is rounded
+ * up to one; one beyond half the address space is EINVAL. */
+EXPORT void *memalign(size_t alignment, size_t size)
+{
+	if (alignment > SIZE_MAX / 2 + 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (alignment & (alignment - 1))
+		alignment = (size_t)1 << (64 - __builtin_clzll(alignment));
+	return aligned_get(alignment, size);
+}
+
+EXPORT void *aligned_alloc(size_t alignment, size_t size)
+{
+	return memalign(alignment, size);
+}
+
+EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
+{
+	if (alignment < sizeof(void *) || (alignment & (alignment - 1)) != 0)
+		return EINVAL;
+	int saved = errno;
+	void *ptr = aligned_get(alignment, size);
+	if (ptr == NULL) {
+		errno = saved;
+		return ENOMEM;
+	}
+	*out = ptr;
+	return 0;
+}
+
+EXPORT void *valloc(size_t size)
+{
+	return aligned_get(page_now(), size);
+}
+
+/* valloc() of the size rounded up to whole pages (0 stays 0, as in
+ * glibc). */
+EXPORT void *pvalloc(size_t size)
+{
+	size_t page = page_now();
+	if (size > SIZE_MAX - (page - 1)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return aligned_get(page, (size + page - 1) & ~(page - 1));
+}
+
+EXPORT size_t malloc_usable_size(void *ptr)
+{
+	if (ptr == NULL)
+		return 0;
+	pool_set_t *set = set_if_ready();
+	if (likely(set != NULL))
+		return pool_set_usable_size(set, ptr);
+	return libc_usable_size(ptr);
+}
+
+/* ------------------------------------------------------------ load, exit */
+
+/* Looks up glibc's malloc_usable_size() while the program starts, so that
+ * no later call has to. */
+__attribute__((constructor)) static void malloc_load(void)
+{
+	(void)libc_usable_size_resolve();
+}
+
+/* The statistics file's name: "%p" becomes the process ID, "%%" a %. */
+static void stats_path(char *out, size_t size)
+{
+	size_t n = 0;
+	for (const char *at = settings.path; *at != '\0' && n + 1 < size;
+	     at++) {
+		if (at[0] == '%' && at[1] == 'p') {
+			int len =
+			    snprintf(out + n, size - n, "%ld", (long)getpid());
+			n += len > 0 ? (size_t)len : 0;
+			at++;
+			if (n >= size)
+				n = size - 1;
+			continue;
+		}
+		if (at[0] == '%' && at[1] == '%')
+			at++;
+		out[n++] = *at;
+	}
+	out[n] = '\0';
+}
+
+/*
+ * Writes the set's statistics at exit, when asked to: a line naming the
+ * process and what went to the C library directly, then the set's own
+ * report; in JSON one object per process on one line,
+ * {"kind":"malloc","pid":N,"direct":N,"set":{...}}.  The whole report is
+ * one write(), so that processes sharing a file (a pipeline, say) never
+ * mix their lines.  The set is never destroyed: later destructors may
+ * still free.
+ */
+__attribute__((destructor)) static void malloc_unload(void)
+{
+	static char set_text[1 << 16], report[(1 << 16) + 256];
+
+	if (settings.stats == STATS_NONE ||
+	    atomic_load_explicit(&set_state, memory_order_acquire) != SET_READY)
+		return;
+	FILE *memory = fmemopen(set_text, sizeof set_text, "w");
+	if (memory == NULL)
+		return;
+	int failed = pool_set_stats_print(the_set, memory, settings.format);
+	failed |= fclose(memory);
+	set_text[sizeof set_text - 1] = '\0';
+	size_t len = strlen(set_text);
+	if (failed || len == 0)
+		return;
+	if (settings.format == POOL_STATS_JSON && set_text[len - 1] == '\n')
+		set_text[len - 1] = '\0';
+
+	unsigned long direct =
+	    atomic_load_explicit(&direct_allocs, memory_order_relaxed);
+	int n = settings.format == POOL_STATS_JSON
+	            ? snprintf(report, sizeof report,
+	                       "{\"kind\":\"malloc\",\"pid\":%ld,"
+	                       "\"direct\":%lu,\"set\":%s}\n",
+	                       (long)getpid(), direct, set_text)
+	            : snprintf(report, sizeof report,
+	                       "shiftpool-malloc: pid %ld, %lu allocations "
+	                       "made directly by the C library\n%s",
+	                       (long)getpid(), direct, set_text);
+	if (n <= 0 || (size_t)n >= sizeof report)
+		return;
+
+	int fd = STDERR_FILENO;
+	char path[sizeof settings.path + 32];
+	if (settings.stats == STATS_FILE) {
+		stats_path(path, sizeof path);
+		fd =
+		    open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			say("cannot write the statistics to", path,
+			    strlen(path));
+			return;
+		}
+	}
+	if (write(fd, report, (size_t)n) != n)
+		say("the statistics were not written whole", NULL, 0);
+	if (fd != STDERR_FILENO)
+		close(fd);
+}
