@@ -75,9 +75,13 @@ int main(int argc, char **argv)
 		return fail("pool_set_stats");
 	if (REAL(pool_set_stats_print)(set, null, POOL_STATS_JSON) != 0)
 		return fail("pool_set_stats_print");
+	if (REAL(pool_set_usable_size)(set, b) < 120 ||
+	    !REAL(pool_set_owns)(set, b))
+		return fail("pool_set_usable_size or pool_set_owns");
 	REAL(pool_set_free)(set, a);
 	REAL(pool_set_free)(set, b);
 	REAL(pool_set_free)(set, s);
+	REAL(pool_set_trim)(set);
 	REAL(pool_set_destroy)(set);
 
 	/* A pool: strdup, realloc, the bulk calls, a print, a report. */
