@@ -22,7 +22,8 @@
  *    a smaller one to its class when that class has a block, never fails;
  *    growth moves and copies; a fallback pointer moves to the class that
  *    fits.
- *  - A set of 13 classes of 4 GiB each, far more than memory.
+ *  - A set of 13 classes of 4 GiB each, far more than memory, made and
+ *    used in every mode for the memory of the blocks it serves.
  *
  * SPDX-License-Identifier: MIT
  */
