@@ -270,10 +270,6 @@ endif
 dist_noinst_SCRIPTS += %reldir%/targets.py
 TESTS += %reldir%/targets-smoke.sh
 dist_noinst_SCRIPTS += %reldir%/targets-smoke.sh
-# What each check costs: builds with the checks compiled out (run from a
-# git checkout; see the script).
-dist_noinst_SCRIPTS += %reldir%/check-cost.sh
-EXTRA_DIST += %reldir%/check-cost.patch
 
 .PHONY: bench-targets
 bench-targets: %reldir%/bench$(EXEEXT) %reldir%/pair-cost$(EXEEXT) \

@@ -267,7 +267,8 @@ POOL_INLINE int free_in(struct pool *pool, const char *function, void *ptr,
 
 /* ------------------------------------------------------------ instances */
 
-/* Apart, so that neither tests zero at run time. */
+/* A function for malloc and another for calloc, rather than one taking a
+ * flag, so that neither tests the flag at run time. */
 static POOL_NOINLINE void *locked_malloc(struct pool *pool, size_t size)
 {
 	if (size > pool->block_size)
@@ -538,7 +539,8 @@ POOL_INLINE void bulk_free(struct pool *pool, size_t n, void *const *ptrs,
 	}
 }
 
-/* Apart, so that each mode's loops are compiled for it. */
+/* A function per mode, so that each mode's loops are compiled for it
+ * alone. */
 static POOL_NOINLINE size_t bulk_pop_single(struct pool *pool, size_t size,
                                             size_t n, void **out)
 {
@@ -620,6 +622,58 @@ static void trace_malloc_bulk(struct pool *pool, size_t size, size_t n,
 
 /* ------------------------------------------------------------ public API */
 
+/* Whether pool_init_with()'s arguments are valid (EINVAL otherwise). */
+bool arguments_valid(size_t block_size, size_t block_count, int flags,
+                            const pool_fallback_t *fallback)
+{
+	int mode = flags & POOL_MODE_MASK;
+	return block_size != 0 && block_count != 0 &&
+	       block_size <= POOL_MAX_BLOCK_SIZE &&
+	       (mode == POOL_SINGLE || mode == POOL_LOCKED ||
+	        mode == POOL_PER_THREAD) &&
+	       !(flags & ~(POOL_MODE_MASK | POOL_OPTION_MASK)) &&
+	       (fallback == NULL ||
+	        (fallback->malloc != NULL && fallback->calloc != NULL &&
+	         fallback->realloc != NULL && fallback->free != NULL));
+}
+
+/* The trace's record of a new pool (and of the set it is a class of). */
+static void trace_init(struct pool *pool)
+{
+	if (pool->set == NULL)
+		trace_record(pool, TRACE_OP_INIT,
+		             "block_size=%zu block_count=%zu flags=0x%x",
+		             pool->block_size, pool->block_count,
+		             (unsigned)pool->flags);
+	else
+		trace_record(pool, TRACE_OP_INIT,
+		             "block_size=%zu block_count=%zu flags=0x%x "
+		             "set=%" PRIu64,
+		             pool->block_size, pool->block_count,
+		             (unsigned)pool->flags, pool->set->id);
+}
+
+/* The entry points that serve the pool, by its mode and hooks, and the
+ * limits that let the fast paths tell it with one compare. */
+static void dispatch_choose(struct pool *pool)
+{
+	pool->dispatch = pool->hooks                 ? DISPATCH_HOOKED
+	                 : pool->mode == POOL_SINGLE ? DISPATCH_SINGLE
+	                 : pool->mode == POOL_LOCKED ? DISPATCH_LOCKED
+	                                             : DISPATCH_PER_THREAD;
+	if (pool->dispatch == DISPATCH_SINGLE) {
+		pool->single_limit = pool->block_size + 1;
+		pool->single_count = pool->block_count;
+	} else if (pool->dispatch == DISPATCH_PER_THREAD) {
+		pool->thread_limit = pool->block_size + 1;
+	}
+	pool->free_entry =
+	    pool->dispatch == DISPATCH_SINGLE       ? single_free
+	    : pool->dispatch == DISPATCH_PER_THREAD ? per_thread_free
+	    : pool->dispatch == DISPATCH_LOCKED     ? locked_free_entry
+	                                            : hooked_free_entry;
+}
+
 /*
  * pool_init_with(), or with set a class of that set, placed in slice
  * (region_place()): then block_count is what fits the slice.
@@ -631,14 +685,7 @@ static struct pool *create_pool(size_t block_size, size_t block_count,
 {
 	int mode = flags & POOL_MODE_MASK;
 
-	if (block_size == 0 || block_count == 0 ||
-	    block_size > POOL_MAX_BLOCK_SIZE ||
-	    (mode != POOL_SINGLE && mode != POOL_LOCKED &&
-	     mode != POOL_PER_THREAD) ||
-	    (flags & ~(POOL_MODE_MASK | POOL_OPTION_MASK)) ||
-	    (fallback != NULL &&
-	     (fallback->malloc == NULL || fallback->calloc == NULL ||
-	      fallback->realloc == NULL || fallback->free == NULL))) {
+	if (!arguments_valid(block_size, block_count, flags, fallback)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -646,16 +693,13 @@ static struct pool *create_pool(size_t block_size, size_t block_count,
 	if (slice != NULL)
 		block_count = (slice_size - region_page_size()) >> shift;
 	/* More than a process's address space can hold: refused before the
-	 * side tables for it are mapped (only to be unmapped again). */
-	if (block_count > REGION_MAX_BYTES >> shift) {
-		errno = ENOMEM;
-		return NULL;
-	}
-
+	 * side tables for it are mapped (only to be unmapped again).  Span
+	 * numbers are 32-bit. */
 	unsigned span_shift = span_shift_for(block_count);
-	if (mode == POOL_PER_THREAD &&
-	    ((block_count - 1) >> span_shift) >= UINT32_MAX - 1) {
-		errno = ENOMEM; /* span numbers are 32-bit */
+	if (block_count > REGION_MAX_BYTES >> shift ||
+	    (mode == POOL_PER_THREAD &&
+	     ((block_count - 1) >> span_shift) >= UINT32_MAX - 1)) {
+		errno = ENOMEM;
 		return NULL;
 	}
 	/* A class's slice is aligned by its set: its area's shape is that of
@@ -689,32 +733,9 @@ static struct pool *create_pool(size_t block_size, size_t block_count,
 		return NULL;
 	}
 	debug_configure(pool);
-	if ((pool->hooks & HOOK_TRACE) && slice == NULL)
-		trace_record(pool, TRACE_OP_INIT,
-		             "block_size=%zu block_count=%zu flags=0x%x",
-		             pool->block_size, pool->block_count,
-		             (unsigned)pool->flags);
-	else if (pool->hooks & HOOK_TRACE)
-		trace_record(pool, TRACE_OP_INIT,
-		             "block_size=%zu block_count=%zu flags=0x%x "
-		             "set=%" PRIu64,
-		             pool->block_size, pool->block_count,
-		             (unsigned)pool->flags, set->id);
-	pool->dispatch = pool->hooks           ? DISPATCH_HOOKED
-	                 : mode == POOL_SINGLE ? DISPATCH_SINGLE
-	                 : mode == POOL_LOCKED ? DISPATCH_LOCKED
-	                                       : DISPATCH_PER_THREAD;
-	if (pool->dispatch == DISPATCH_SINGLE) {
-		pool->single_limit = pool->block_size + 1;
-		pool->single_count = block_count;
-	} else if (pool->dispatch == DISPATCH_PER_THREAD) {
-		pool->thread_limit = pool->block_size + 1;
-	}
-	pool->free_entry =
-	    pool->dispatch == DISPATCH_SINGLE       ? single_free
-	    : pool->dispatch == DISPATCH_PER_THREAD ? per_thread_free
-	    : pool->dispatch == DISPATCH_LOCKED     ? locked_free_entry
-	                                            : hooked_free_entry;
+	if (pool->hooks & HOOK_TRACE)
+		trace_init(pool);
+	dispatch_choose(pool);
 	return pool;
 }
 
@@ -823,20 +844,27 @@ POOL_API size_t pool_malloc_bulk(pool_t *pool, size_t size, size_t n,
 	/* Runs of blocks from the free list, and between them one object by
 	 * the ordinary path: never-used blocks, another span, the fallback,
 	 * a hooked pool (whose runs are empty). */
-	size_t got = 0;
+	size_t got = 0, mark = SIZE_MAX;
 	while (got < n) {
 		if (size <= pool->block_size)
 			got +=
 			    bulk_pop_dispatch(pool, size, n - got, out + got);
 		if (got == n)
 			break;
+		/* Where the never-used blocks start before the batch takes
+		 * any: what a failed batch gives back (shared_take_back()). */
+		if (mark == SIZE_MAX && pool->mode != POOL_PER_THREAD)
+			mark = shared_mark(pool);
 		out[got] = alloc_dispatch(pool, size, false, UNTRACED);
 		if (out[got] == NULL)
 			break;
 		got++;
 	}
 	if (got < n) {
-		/* All or nothing: what was taken goes back. */
+		/* All or nothing: what was taken goes back, and what failed
+		 * is not counted (the fallback's are freed). */
+		if (pool->mode != POOL_PER_THREAD)
+			got = shared_take_back(pool, out, got, mark);
 		for (size_t i = 0; i < got; i++)
 			free_dispatch(pool, "pool_malloc_bulk", out[i],
 			              UNTRACED);
@@ -936,13 +964,10 @@ POOL_API void *pool_realloc(pool_t *pool, void *ptr, size_t size)
 	return realloc_call(pool, pool, ptr, size);
 }
 
-POOL_API char *pool_strdup(pool_t *pool, const char *s)
+/* strdup() of s, len bytes with its terminator, into pool (a pool, or the
+ * class of a set that fits len). */
+char *strdup_into(struct pool *pool, const char *s, size_t len)
 {
-	if (s == NULL) {
-		errno = EINVAL;
-		return NULL;
-	}
-	size_t len = strlen(s) + 1;
 	char *copy = alloc_dispatch(pool, len, false, UNTRACED);
 	if (copy != NULL)
 		memcpy(copy, s, len);
@@ -952,6 +977,15 @@ POOL_API char *pool_strdup(pool_t *pool, const char *s)
 		             (uintptr_t)copy,
 		             trace_src_name(source_of(pool, copy)));
 	return copy;
+}
+
+POOL_API char *pool_strdup(pool_t *pool, const char *s)
+{
+	if (s == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return strdup_into(pool, s, strlen(s) + 1);
 }
 
 POOL_API size_t pool_trim(pool_t *pool)

@@ -27,6 +27,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include "shared.h"
 #include "thread.h"
 
 #include <errno.h>
@@ -224,6 +225,12 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	trace_fork_child();
+	/* A trim another thread ran is given up: its blocks go back. */
+	for (struct chunk *c = &first_chunk; c; c = c->next)
+		for (size_t i = 0; i < c->used; i++)
+			if (c->slots[i].pool &&
+			    c->slots[i].pool->mode != POOL_PER_THREAD)
+				shared_fork_child(c->slots[i].pool);
 	fork_release();
 }
 
@@ -261,6 +268,25 @@ void registry_remove(struct pool *pool)
 		               (uintptr_t)pool->claim_hi, false);
 	}
 	pthread_mutex_unlock(&registry_lock);
+}
+
+int registry_widen(struct pool *pool, char *lo, char *hi)
+{
+	pthread_mutex_lock(&registry_lock);
+	struct slot *slot = slot_find(pool);
+	bool counted =
+	    slot != NULL && granules_count((uintptr_t)lo, (uintptr_t)hi, true);
+	if (counted) {
+		/* The new range is counted before the slot says it, and the
+		 * old one uncounted after: a reader finds either. */
+		slot_write(slot, pool, (uintptr_t)lo, (uintptr_t)hi);
+		granules_count((uintptr_t)pool->claim_lo,
+		               (uintptr_t)pool->claim_hi, false);
+		pool->claim_lo = lo;
+		pool->claim_hi = hi;
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return counted ? 0 : ENOMEM;
 }
 
 bool registry_find(const void *ptr)

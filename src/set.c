@@ -11,8 +11,8 @@
  * above the largest class, and pointers from outside the set, go through
  * the largest class: its fallback serves them and takes them back.  The
  * last page of every slice is a guard, and the registry answers for the
- * whole slice, so a pointer into a set that is no block never reaches
- * free().
+ * whole slice (for the largest class, the whole reservation), so a pointer
+ * into a set that is no block never reaches free().
  *
  * SPDX-License-Identifier: MIT
  */
@@ -26,11 +26,6 @@
 static bool power_of_two(size_t n)
 {
 	return n != 0 && (n & (n - 1)) == 0;
-}
-
-static unsigned log2_of(size_t power)
-{
-	return (unsigned)__builtin_ctzll(power);
 }
 
 /* The pool a pointer belongs to: its slice's class, or for a pointer from
@@ -91,9 +86,7 @@ POOL_API pool_set_t *pool_set_init_with(size_t min_block, size_t max_block,
 	if (!power_of_two(min_block) || !power_of_two(max_block) ||
 	    min_block < POOL_MIN_BLOCK_SIZE || min_block > max_block ||
 	    max_block > POOL_MAX_BLOCK_SIZE || bytes_per_class == 0 ||
-	    (fallback != NULL &&
-	     (fallback->malloc == NULL || fallback->calloc == NULL ||
-	      fallback->realloc == NULL || fallback->free == NULL))) {
+	    !arguments_valid(min_block, 1, flags, fallback)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -145,6 +138,17 @@ POOL_API pool_set_t *pool_set_init_with(size_t min_block, size_t max_block,
 			return NULL;
 		}
 	}
+	/* Pointers from outside every slice go to the largest class: it
+	 * answers for the whole reservation, so that one into the guard
+	 * page below the first slice, or the slack around the slices, is
+	 * reported, never handed to free(). */
+	error = registry_widen(set->classes[set->last], set->mapping,
+	                       (char *)set->mapping + set->mapping_size);
+	if (error) {
+		set_release(set);
+		errno = error;
+		return NULL;
+	}
 	/* Sizes by the log of their rounded size: below the first class to
 	 * it, above the last to the last (whose fallback serves them). */
 	for (unsigned bit = 0; bit < 63; bit++) {
@@ -183,11 +187,8 @@ POOL_API char *pool_set_strdup(pool_set_t *set, const char *s)
 		errno = EINVAL;
 		return NULL;
 	}
-	size_t size = strlen(s) + 1;
-	char *copy = pool_set_malloc(set, size);
-	if (copy != NULL)
-		memcpy(copy, s, size);
-	return copy;
+	size_t len = strlen(s) + 1;
+	return strdup_into(set_class_for_size(set, len), s, len);
 }
 
 /* A pool's realloc, from the class of ptr to the class that fits size
