@@ -6,11 +6,11 @@
 #   make bench BENCH_FLAGS='--quick --workload=held'
 #   bench/bench --help
 
-BENCH_COMMON_SOURCES = %reldir%/bench.h %reldir%/options.c %reldir%/latency.h \
-	%reldir%/latency.c
+BENCH_COMMON_SOURCES = %reldir%/bench.h %reldir%/options.c \
+	%reldir%/options-mt.c %reldir%/latency.h %reldir%/latency.c
 BENCH_WORKER_SOURCES = $(BENCH_COMMON_SOURCES) %reldir%/peer.h \
-	%reldir%/peer.c %reldir%/workload.h %reldir%/workloads.c \
-	%reldir%/worker.c
+	%reldir%/peer.c %reldir%/workload.h %reldir%/harness.h \
+	%reldir%/workloads.c %reldir%/workloads-mt.c %reldir%/worker.c
 
 # The workers of other allocators are built without sanitizers: a sanitizer
 # interposes malloc and would serve the rows in their place.

@@ -21,8 +21,9 @@
 /* ------------------------------------------------------------ constants */
 
 const char *const workload_names[WORKLOAD_COUNT] = {
-    "held", "oversize", "lighttpd",  "parallel", "sort", "xthread",
-    "pair", "bulk",     "footprint", "mixed",    "http", "curl",
+    "held",         "oversize",   "lighttpd",  "parallel", "sort",   "xthread",
+    "pair",         "bulk",       "footprint", "mixed",    "larson", "xmalloc",
+    "glibc-thread", "alloc-test", "replace",   "http",     "curl",
 };
 
 const char *const allocator_names[ALLOCATOR_COUNT] = {
@@ -94,6 +95,9 @@ enum option_id {
 	OPT_COLD,
 	OPT_LATENCY,
 	OPT_PREFAULT,
+	OPT_LIVE,
+	OPT_MIN_SIZE,
+	OPT_MAX_SIZE,
 	OPT_CSV,
 	OPT_JSON,
 	OPT_PLOT,
@@ -124,6 +128,9 @@ static const struct option long_options[] = {
     {"cold", no_argument, NULL, OPT_COLD},
     {"latency", no_argument, NULL, OPT_LATENCY},
     {"prefault", no_argument, NULL, OPT_PREFAULT},
+    {"live", required_argument, NULL, OPT_LIVE},
+    {"min-size", required_argument, NULL, OPT_MIN_SIZE},
+    {"max-size", required_argument, NULL, OPT_MAX_SIZE},
     {"csv", optional_argument, NULL, OPT_CSV},
     {"json", optional_argument, NULL, OPT_JSON},
     {"plot", required_argument, NULL, OPT_PLOT},
@@ -178,7 +185,15 @@ int allocator_applies(enum allocator allocator, enum workload workload)
 	/* The sets serve mixed sizes, the workload made for them; in mixed,
 	 * a pool or a fixed-size pool would send most requests to its
 	 * fallback or waste most of its blocks. */
-	if (workload == WORKLOAD_MIXED)
+	/* replace asks for one size, where the pools in every mode take
+	 * part; the other mt workloads ask for many, as mixed does.  The
+	 * fixed-size pools and the inline rows sit these out. */
+	if (workload == WORKLOAD_REPLACE)
+		return allocator != ALLOCATOR_STACK &&
+		       !allocator_is_fixed_size(allocator) &&
+		       !allocator_is_inline(allocator) &&
+		       !allocator_is_pool_set(allocator);
+	if (workload == WORKLOAD_MIXED || workload_is_mt(workload))
 		return allocator != ALLOCATOR_STACK &&
 		       !allocator_is_fixed_size(allocator) &&
 		       !allocator_is_pool_mode(allocator);
@@ -361,6 +376,11 @@ void options_default(struct options *o)
 	 * asked for (--workload=http,curl or all). */
 	o->workloads = ((1u << WORKLOAD_COUNT) - 1) &
 	               ~((1u << WORKLOAD_HTTP) | (1u << WORKLOAD_CURL));
+	/* The mt workloads (threads, many sizes) are asked for by name or
+	 * by all: the default comparison stays as long as it was. */
+	for (int w = 0; w < WORKLOAD_COUNT; w++)
+		if (workload_is_mt((enum workload)w))
+			o->workloads &= ~(1u << w);
 	list_set(&o->threads, threads, 3);
 	list_set(&o->n, n, 5);
 	list_set(&o->len, len, 10);
@@ -389,12 +409,15 @@ void options_usage(const char *program)
 	    "What to run:\n"
 	    "  --workload=LIST    held, oversize, lighttpd, parallel, sort, "
 	    "xthread,\n"
-	    "                     pair, bulk, footprint, mixed, http "
+	    "                     pair, bulk, footprint, mixed, larson, "
+	    "xmalloc,\n"
+	    "                     glibc-thread, alloc-test, replace, http "
 	    "(bench/httpd\n"
 	    "                     under wrk), curl (examples/curl-pool from "
 	    "lighttpd),\n"
 	    "                     or all\n"
-	    "                     [all but http and curl]\n"
+	    "                     [all but larson ... replace, http and "
+	    "curl]\n"
 	    "  --allocator=LIST   glibc, glibc-notrim (glibc with "
 	    "GLIBC_TUNABLES=\n"
 	    "                     " GLIBC_NOTRIM_TUNABLES "),\n"
@@ -450,7 +473,26 @@ void options_usage(const char *program)
 	    "  --sizes=LIST       pair, bulk, footprint: request sizes, bytes, "
 	    "at least 8\n"
 	    "                     [64,4096; footprint 16,64,4096]\n"
-	    "  --queue-depth=N    xthread: slots of each bounded queue [64]\n"
+	    "  --queue-depth=N    xthread: slots of each bounded queue; "
+	    "xmalloc: batches\n"
+	    "                     queued at most [64]\n"
+	    "  larson, xmalloc, glibc-thread, alloc-test, replace: see "
+	    "README.md;\n"
+	    "                     --threads [1,2; replace 1,2,256], "
+	    "--repeat: ops per\n"
+	    "                     thread [2^18; replace 2^20 / T], "
+	    "--rounds: larson's\n"
+	    "                     thread generations [16]\n"
+	    "  --live=LIST        objects a thread holds: replace swept "
+	    "[16,100,1000];\n"
+	    "                     larson [1000], glibc-thread [1024], "
+	    "alloc-test at\n"
+	    "                     most [4096] (the first value)\n"
+	    "  --min-size=B, --max-size=B  their request sizes [larson "
+	    "16..1024,\n"
+	    "                     xmalloc 16..256, glibc-thread 16..4096, "
+	    "alloc-test\n"
+	    "                     16..1024; replace: one size, 64]\n"
 	    "  http: httpd --threads=2 --allocator=X, then wrk -t2 -c32\n"
 	    "                     --latency for --duration seconds (whole, at "
 	    "least 1;\n"
@@ -564,8 +606,24 @@ int options_parse(struct options *o, int argc, char **argv)
 				bad = "--allocator";
 			break;
 		case OPT_THREADS:
+			o->threads_given = 1;
 			if (parse_list(optarg, 1, &o->threads) != 0)
 				bad = "--threads";
+			break;
+		case OPT_LIVE:
+			o->live_given = 1;
+			if (parse_list(optarg, 1, &o->live) != 0)
+				bad = "--live";
+			break;
+		case OPT_MIN_SIZE:
+			if (parse_size(optarg, 8, &o->min_size) != 0 ||
+			    o->min_size > MT_MAX_BLOCK)
+				bad = "--min-size (8 to 32768)";
+			break;
+		case OPT_MAX_SIZE:
+			if (parse_size(optarg, 8, &o->max_size) != 0 ||
+			    o->max_size > ((size_t)1 << 20))
+				bad = "--max-size (8 to 2^20)";
 			break;
 		case OPT_BLOCK_SIZE:
 			if (parse_size(optarg, 16, &o->block_size) != 0 ||
@@ -594,6 +652,7 @@ int options_parse(struct options *o, int argc, char **argv)
 				bad = "--buffers";
 			break;
 		case OPT_ROUNDS:
+			o->rounds_given = 1;
 			if (parse_size(optarg, 1, &o->rounds) != 0)
 				bad = "--rounds";
 			break;
@@ -716,6 +775,11 @@ int options_parse(struct options *o, int argc, char **argv)
 			return -1;
 		}
 	}
+	if (o->min_size && o->max_size && o->min_size > o->max_size) {
+		fprintf(stderr, "%s: --min-size is above --max-size\n",
+		        argv[0]);
+		return -1;
+	}
 	if (o->quick)
 		options_apply_quick(o, given);
 	/* The seed timed a fresh process: no warm-up run either. */
@@ -737,6 +801,8 @@ static const struct size_list *footprint_sizes(const struct options *o)
 
 size_t case_points(const struct options *o, enum workload workload)
 {
+	if (workload_is_mt(workload))
+		return mt_case_points(o, workload);
 	switch (workload) {
 	case WORKLOAD_HELD:
 	case WORKLOAD_OVERSIZE:
@@ -785,6 +851,10 @@ size_t case_point_value(const struct options *o, enum workload workload,
 int case_private_pools(const struct bench_case *c)
 {
 	enum allocator a = c->allocator;
+
+	/* The mt workloads run POOL_SINGLE on one thread only. */
+	if (workload_is_mt(c->workload))
+		return 0;
 	return (a == ALLOCATOR_BOOST ||
 	        ((allocator_is_pool_mode(a) || allocator_is_pool_set(a)) &&
 	         allocator_pool_flags(a) == POOL_SINGLE)) &&
@@ -813,6 +883,8 @@ size_t case_dpdk_cache(const struct bench_case *c)
 
 const char *case_not_applicable(const struct bench_case *c)
 {
+	if (workload_is_mt(c->workload) && mt_case_not_applicable(c) != NULL)
+		return mt_case_not_applicable(c);
 	if (c->workload == WORKLOAD_XTHREAD &&
 	    allocator_is_pool_mode(c->allocator) &&
 	    allocator_pool_flags(c->allocator) == POOL_SINGLE)
@@ -837,6 +909,8 @@ const char *case_not_applicable(const struct bench_case *c)
 
 const char *case_note(const struct bench_case *c)
 {
+	if (workload_is_mt(c->workload) && mt_case_note(c) != NULL)
+		return mt_case_note(c);
 	if (case_private_pools(c) && c->workload != WORKLOAD_XTHREAD)
 		return c->allocator == ALLOCATOR_BOOST
 		           ? "one boost::pool<> per thread"
@@ -875,7 +949,8 @@ void case_resolve(const struct options *o, enum workload workload,
 	size_t divisor = o->quick ? QUICK_DIVISOR : 1;
 	/* --cold: one timed pass, as the seed timed its first. */
 	int one_pass = o->cold && o->repeat == 0;
-	size_t value = case_point_value(o, workload, point);
+	size_t value =
+	    workload_is_mt(workload) ? 0 : case_point_value(o, workload, point);
 	size_t i;
 
 	memset(c, 0, sizeof(*c));
@@ -890,6 +965,10 @@ void case_resolve(const struct options *o, enum workload workload,
 	                            workload == WORKLOAD_LIGHTTPD ||
 	                            workload == WORKLOAD_XTHREAD);
 
+	if (workload_is_mt(workload)) {
+		mt_case_resolve(o, workload, point, c);
+		return;
+	}
 	switch (workload) {
 	case WORKLOAD_HELD:
 	case WORKLOAD_OVERSIZE:
@@ -1055,6 +1134,12 @@ int case_format_args(const struct bench_case *c, char *buf, size_t size)
 		n += more;                                                     \
 	} while (0)
 
+	if (workload_is_mt(c->workload)) {
+		int more = mt_case_format_args(c, buf + n, size - (size_t)n);
+		if (more < 0 || (size_t)(n + more) >= size)
+			return more < 0 ? more : n + more;
+		n += more;
+	}
 	switch (c->workload) {
 	case WORKLOAD_HELD:
 	case WORKLOAD_OVERSIZE:
@@ -1111,6 +1196,10 @@ int case_format_args(const struct bench_case *c, char *buf, size_t size)
 
 void case_label(const struct bench_case *c, char *buf, size_t size)
 {
+	if (workload_is_mt(c->workload)) {
+		mt_case_label(c, buf, size);
+		return;
+	}
 	switch (c->workload) {
 	case WORKLOAD_HELD:
 	case WORKLOAD_OVERSIZE:

@@ -213,12 +213,11 @@ void peer_count(const struct peer *peer, uint64_t *pool_allocs,
 
 void peer_entries(const struct bench_case *c, struct peer_entry *e)
 {
-	/* parallel, sort and pair ask for uninitialised memory, the others
-	 * for zeroed memory. */
+	/* held, oversize, lighttpd and xthread ask for zeroed memory, the
+	 * others for uninitialised memory. */
 	int zeroed =
-	    c->workload != WORKLOAD_PARALLEL && c->workload != WORKLOAD_SORT &&
-	    c->workload != WORKLOAD_PAIR && c->workload != WORKLOAD_BULK &&
-	    c->workload != WORKLOAD_FOOTPRINT && c->workload != WORKLOAD_MIXED;
+	    c->workload == WORKLOAD_HELD || c->workload == WORKLOAD_OVERSIZE ||
+	    c->workload == WORKLOAD_LIGHTTPD || c->workload == WORKLOAD_XTHREAD;
 
 	memset(e, 0, sizeof(*e));
 #if defined(BENCH_PEER_GLIBC) || defined(BENCH_PEER_JEMALLOC)

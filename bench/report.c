@@ -203,7 +203,10 @@ void row_describe(const struct row *row, char *buf, size_t size)
 		    MIXED_MIN_BLOCK, c->block_size, c->blocks * c->block_size);
 		break;
 	default:
-		snprintf(buf, size, "-");
+		if (workload_is_mt(c->workload))
+			mt_case_describe(c, buf, size);
+		else
+			snprintf(buf, size, "-");
 		break;
 	}
 }
