@@ -254,6 +254,10 @@ size_t case_point_value(const struct options *options, enum workload workload,
  * the functions above call for them.
  */
 int workload_is_mt(enum workload workload);
+#define MT_WORKLOADS                                                           \
+	((1u << WORKLOAD_LARSON) | (1u << WORKLOAD_XMALLOC) |                  \
+	 (1u << WORKLOAD_GLIBC_THREAD) | (1u << WORKLOAD_ALLOC_TEST) |         \
+	 (1u << WORKLOAD_REPLACE))
 size_t mt_case_points(const struct options *options, enum workload workload);
 void mt_case_resolve(const struct options *options, enum workload workload,
                      size_t point, struct bench_case *out);

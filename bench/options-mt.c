@@ -31,9 +31,7 @@
 
 int workload_is_mt(enum workload workload)
 {
-	return workload == WORKLOAD_LARSON || workload == WORKLOAD_XMALLOC ||
-	       workload == WORKLOAD_GLIBC_THREAD ||
-	       workload == WORKLOAD_ALLOC_TEST || workload == WORKLOAD_REPLACE;
+	return (MT_WORKLOADS >> workload) & 1;
 }
 
 /* The thread counts: --threads when given, else 1 and 2 (replace: and

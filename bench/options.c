@@ -376,11 +376,6 @@ void options_default(struct options *o)
 	 * asked for (--workload=http,curl or all). */
 	o->workloads = ((1u << WORKLOAD_COUNT) - 1) &
 	               ~((1u << WORKLOAD_HTTP) | (1u << WORKLOAD_CURL));
-	/* The mt workloads (threads, many sizes) are asked for by name or
-	 * by all: the default comparison stays as long as it was. */
-	for (int w = 0; w < WORKLOAD_COUNT; w++)
-		if (workload_is_mt((enum workload)w))
-			o->workloads &= ~(1u << w);
 	list_set(&o->threads, threads, 3);
 	list_set(&o->n, n, 5);
 	list_set(&o->len, len, 10);
@@ -416,8 +411,7 @@ void options_usage(const char *program)
 	    "                     under wrk), curl (examples/curl-pool from "
 	    "lighttpd),\n"
 	    "                     or all\n"
-	    "                     [all but larson ... replace, http and "
-	    "curl]\n"
+	    "                     [all but http and curl]\n"
 	    "  --allocator=LIST   glibc, glibc-notrim (glibc with "
 	    "GLIBC_TUNABLES=\n"
 	    "                     " GLIBC_NOTRIM_TUNABLES "),\n"
