@@ -120,7 +120,7 @@ int allocator_pool_flags(enum allocator allocator);
 
 /*
  * larson, xmalloc, glibc-thread, alloc-test and replace (workloads-mt.c,
- * cases in options-mt.c).  Their pool rows are the sets, classes
+ * cases in cases-mt.c).  Their pool rows are the sets, classes
  * MT_MIN_BLOCK to MT_MAX_BLOCK, except replace's (one size: the pools).
  * xmalloc's producers pass XMALLOC_BATCH objects at a time.
  */
@@ -194,6 +194,10 @@ struct options {
 	const char *plot_dir;
 };
 
+/* A list set to count values; the largest value of a list (0 if empty). */
+void list_set(struct size_list *list, const size_t *values, size_t count);
+size_t list_max(const struct size_list *list);
+
 /* Fills the defaults (those of the original measurements). */
 void options_default(struct options *options);
 
@@ -206,7 +210,8 @@ int options_parse(struct options *options, int argc, char **argv);
 /* Prints --help. */
 void options_usage(const char *program);
 
-/* ------------------------------------------------------------ one case */
+/* ------------------------------------------------------------ one case
+ * (cases.c, the mt workloads' in cases-mt.c) */
 
 /* One workload at one point of its sweep, for one allocator: every
  * parameter resolved to a number. */
@@ -250,7 +255,7 @@ size_t case_point_value(const struct options *options, enum workload workload,
 
 /*
  * The mt workloads (larson, xmalloc, glibc-thread, alloc-test, replace):
- * their sweeps, parameters, command lines and labels (options-mt.c), which
+ * their sweeps, parameters, command lines and labels (cases-mt.c), which
  * the functions above call for them.
  */
 int workload_is_mt(enum workload workload);

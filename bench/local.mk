@@ -7,7 +7,8 @@
 #   bench/bench --help
 
 BENCH_COMMON_SOURCES = %reldir%/bench.h %reldir%/options.c \
-	%reldir%/options-mt.c %reldir%/latency.h %reldir%/latency.c
+	%reldir%/cases.c %reldir%/cases-mt.c %reldir%/latency.h \
+	%reldir%/latency.c
 BENCH_WORKER_SOURCES = $(BENCH_COMMON_SOURCES) %reldir%/peer.h \
 	%reldir%/peer.c %reldir%/workload.h %reldir%/harness.h \
 	%reldir%/workloads.c %reldir%/workloads-mt.c %reldir%/worker.c

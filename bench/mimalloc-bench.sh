@@ -13,7 +13,7 @@
 # A run by hand: it downloads code, runs for many minutes and is never
 # part of the build, of `make check` or of CI.  See bench/README.md.
 #
-#   bench/mimalloc-bench.sh                       # clone, build, 3 rounds
+#   bench/mimalloc-bench.sh                       # clone, build, 3 rounds (an hour)
 #   bench/mimalloc-bench.sh --quick --rounds=1    # shorter runs, a look
 #   bench/mimalloc-bench.sh --src=DIR --lib=build/src/.libs/libshiftpool-malloc.so
 #
@@ -144,12 +144,12 @@ mkdir -p "$bin"
 log=$work/build.log
 : >"$log"
 b=$src/bench
-flags="-O3 -DNDEBUG -w"
+flags=(-O3 -DNDEBUG -w)
 build() { # name, compiler, arguments...
 	local name=$1 compiler=$2
 	shift 2
-	echo "$compiler $flags -o $bin/$name $*" >>"$log"
-	"$compiler" $flags -o "$bin/$name" "$@" >>"$log" 2>&1 ||
+	echo "$compiler ${flags[*]} -o $bin/$name $*" >>"$log"
+	"$compiler" "${flags[@]}" -o "$bin/$name" "$@" >>"$log" 2>&1 ||
 		die "building $name failed; see $log"
 }
 echo "building the benchmarks into $bin" >&2
@@ -184,10 +184,18 @@ for a in tcmalloc jemalloc mimalloc; do
 	test -n "${preload[$a]}" ||
 		missing[$a]="not installed (Debian: libgoogle-perftools-dev, libjemalloc-dev, libmimalloc-dev)"
 done
+# Paths inside this tree are written relative to its top, so that a table
+# says nothing of the machine it was made on but what it measured.
+shown() {
+	case $1 in
+	"$top"/*) echo "${1#"$top"/}" ;;
+	*) echo "$1" ;;
+	esac
+}
 for mode in per-thread locked single; do
 	preload[shiftpool-$mode]=$lib
 	setting[shiftpool-$mode]=mode=$mode
-	test -f "$lib" || missing[shiftpool-$mode]="not built: $lib"
+	test -f "$lib" || missing[shiftpool-$mode]="not built: $(shown "$lib")"
 done
 
 IFS=, read -r -a allocator_list <<<"$allocators"
@@ -317,8 +325,9 @@ model=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
 	echo
 	echo "- date: $started; machine: ${model:-unknown}, $(nproc) CPUs online, $(uname -sr)"
 	echo "- load average (1, 5, 15 min): $load_before before, $load_after after"
-	echo "- mimalloc-bench: $repository at $revision, built with cc/c++ $flags ($(cc --version | head -1))"
-	echo "- command: bench/mimalloc-bench.sh $*"
+	echo "- mimalloc-bench: $repository at $revision, built with cc/c++ ${flags[*]} ($(cc --version | head -1))"
+	args="$*"
+	echo "- command: bench/mimalloc-bench.sh ${args//"$top"\//}"
 	echo "- $rounds interleaved round(s); metric: mimalloc-bench's time in seconds (lower is better), median [min .. max] of the rounds"
 	echo "- ratio: the row's median over the best median of glibc, tcmalloc, jemalloc and mimalloc in the case (below 1: faster than all four)"
 	echo "- RSS: median of the rounds' peak resident set (/usr/bin/time -v), MiB; RSS ratio likewise over the best peer's"
@@ -326,7 +335,7 @@ model=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
 		if test -n "${missing[$a]:-}"; then
 			echo "- $a: ${missing[$a]}"
 		elif test -n "${preload[$a]}"; then
-			echo "- $a: LD_PRELOAD=${preload[$a]}${setting[$a]:+ SHIFTPOOL_MALLOC=${setting[$a]}}"
+			echo "- $a: LD_PRELOAD=$(shown "${preload[$a]}")${setting[$a]:+ SHIFTPOOL_MALLOC=${setting[$a]}}"
 		else
 			echo "- $a: nothing preloaded"
 		fi

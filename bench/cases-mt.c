@@ -2,7 +2,7 @@
  * The cases of the workloads modelled on the published allocator
  * benchmarks (larson, xmalloc, glibc-thread, alloc-test) and of replace,
  * the many-threads case: their sweeps, defaults, worker command lines,
- * labels and notes.  options.c calls these for them; the workloads
+ * labels and notes.  cases.c calls these for them; the workloads
  * themselves are in workloads-mt.c.
  *
  * SPDX-License-Identifier: MIT
