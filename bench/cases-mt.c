@@ -189,14 +189,28 @@ int mt_case_format_args(const struct bench_case *c, char *buf, size_t size)
 	return more < 0 ? more : n + more;
 }
 
+/* Whether the case runs more threads than the machine has CPUs. */
+static int oversubscribed(const struct bench_case *c)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t threads =
+	    c->workload == WORKLOAD_XMALLOC ? 2 * c->threads : c->threads;
+
+	return cpus > 0 && threads > (size_t)cpus;
+}
+
+/* An oversubscribed case's label carries a star, in tables and charts
+ * alike; its rows' note says what it means. */
 void mt_case_label(const struct bench_case *c, char *buf, size_t size)
 {
+	const char *star = oversubscribed(c) ? "*" : "";
+
 	if (c->workload == WORKLOAD_XMALLOC)
-		snprintf(buf, size, "%zu+%zu", c->threads, c->threads);
+		snprintf(buf, size, "%zu+%zu%s", c->threads, c->threads, star);
 	else if (c->workload == WORKLOAD_REPLACE)
-		snprintf(buf, size, "T=%zu H=%zu", c->threads, c->live);
+		snprintf(buf, size, "T=%zu%s H=%zu", c->threads, star, c->live);
 	else
-		snprintf(buf, size, "T=%zu", c->threads);
+		snprintf(buf, size, "T=%zu%s", c->threads, star);
 }
 
 const char *mt_case_not_applicable(const struct bench_case *c)
@@ -216,13 +230,9 @@ const char *mt_case_not_applicable(const struct bench_case *c)
 
 const char *mt_case_note(const struct bench_case *c)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t threads =
-	    c->workload == WORKLOAD_XMALLOC ? 2 * c->threads : c->threads;
-
 	/* The machine's CPU count is in the report's header. */
-	if (cpus > 0 && threads > (size_t)cpus)
-		return "oversubscribed: more threads than CPUs";
+	if (oversubscribed(c))
+		return "*: oversubscribed, more threads than CPUs";
 	if (c->workload == WORKLOAD_LARSON && c->threads == 1 &&
 	    allocator_is_pool_set(c->allocator) &&
 	    allocator_pool_flags(c->allocator) == POOL_SINGLE)
