@@ -232,7 +232,7 @@ const char *mt_case_note(const struct bench_case *c)
 {
 	/* The machine's CPU count is in the report's header. */
 	if (oversubscribed(c))
-		return "*: oversubscribed, more threads than CPUs";
+		return "*: oversubscribed (more threads than CPUs)";
 	if (c->workload == WORKLOAD_LARSON && c->threads == 1 &&
 	    allocator_is_pool_set(c->allocator) &&
 	    allocator_pool_flags(c->allocator) == POOL_SINGLE)
