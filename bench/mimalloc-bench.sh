@@ -48,6 +48,13 @@
 # SPDX-License-Identifier: MIT
 
 set -u
+# One decimal point for every number read and written (EPOCHREALTIME,
+# awk, sort).
+export LC_ALL=C
+if test "${BASH_VERSINFO[0]}" -lt 5; then
+	echo "mimalloc-bench.sh: needs bash 5 or later (EPOCHREALTIME)" >&2
+	exit 1
+fi
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -270,11 +277,6 @@ metric_of() { # case, output file, elapsed seconds
 	esac
 }
 
-# "h:mm:ss" or "m:ss.ss" of time -v into seconds.
-seconds_of() {
-	awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%.3f\n", s }'
-}
-
 # ------------------------------------------------------------ rounds
 
 mkdir -p "$(dirname "$out")" || die "cannot make the directory of $out"
@@ -297,11 +299,14 @@ for ((r = 1; r <= rounds; r++)); do
 			read -r -a cmd <<<"$(command_of "$c" "$t")"
 			# alloc-test and larson read nothing; every program runs
 			# in the directory of the programs.
+			# The wall time by bash's clock (microseconds): time -v
+			# gives only hundredths, too coarse for the short cases.
+			start=$EPOCHREALTIME
 			(cd "$bin" && /usr/bin/time -v -o "$scratch/time" \
 				"${env[@]}" "./${cmd[0]}" "${cmd[@]:1}" \
 				>"$scratch/out" 2>&1 </dev/null)
 			status=$?
-			elapsed=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$scratch/time" | seconds_of)
+			elapsed=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.4f\n", b - a }')
 			rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$scratch/time")
 			metric=$(metric_of "$c" "$scratch/out" "$elapsed")
 			state=ok
@@ -393,7 +398,7 @@ model=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)
 				ratio = "-"; rss_ratio = "-"
 				if (best > 0) ratio = sprintf("%.2f", m / best)
 				if (best_rss > 0) rss_ratio = sprintf("%.2f", r / best_rss)
-				printf "| %s | %s | %.3f [%.3f .. %.3f] | %s | %.1f | %s | %d |\n",
+				printf "| %s | %s | %.4g [%.4g .. %.4g] | %s | %.1f | %s | %d |\n",
 				    key, a, m, mlo, mhi, ratio, r / 1024, rss_ratio, failed[key, a] + 0
 			}
 			printf "| %s | best peer: %s | | | | | |\n", key, best_name
