@@ -4,9 +4,11 @@
 #                           under Valgrind, make distcheck, make check under
 #                           ASan+UBSan, the stress tests under TSan, each
 #                           fuzz target for FUZZ_SECONDS (default 30),
-#                           cppcheck and gcc -fanalyzer, and (in a git
-#                           checkout) bench/check-cost.sh
+#                           cppcheck and gcc -fanalyzer
 #   ./quickstart.sh bench   runs the benchmark's default comparison
+#   ./quickstart.sh package builds the Debian packages in a scratch copy,
+#                           lints, installs, uses and removes them
+#                           (tools/deb-check.sh)
 #   ./quickstart.sh deps    only installs the packages
 # Builds go to build/, build-asan/ and build-tsan/ beside this script.
 set -eu
@@ -17,8 +19,9 @@ jobs=$(nproc 2>/dev/null || echo 2)
 packages="autoconf automake libtool pkg-config make gcc check
 	libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev
 	gnuplot-nox valgrind libcurl4-openssl-dev lighttpd wrk curl python3
-	clang libclang-rt-14-dev cppcheck mandoc cmake g++ patch
-	libglib2.0-dev libdpdk-dev libboost-dev"
+	clang libclang-rt-14-dev cppcheck mandoc cmake g++
+	libglib2.0-dev libdpdk-dev libboost-dev
+	libsqlite3-dev libevent-dev liblua5.4-dev"
 
 install_deps() {
 	missing=
@@ -64,14 +67,6 @@ run_tests() {
 	cd "$top/build"
 	make fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-30}"
 	make analyze-static
-	# The builds that measure what each check costs: the patch that
-	# compiles the checks out must still apply, and every build link.
-	cd "$top"
-	if git rev-parse --git-dir >/dev/null 2>&1; then
-		bench/check-cost.sh
-	else
-		echo "quickstart: not a git checkout: bench/check-cost.sh skipped"
-	fi
 }
 
 run_bench() {
@@ -83,8 +78,10 @@ case "${1:-}" in
 deps) install_deps ;;
 test) install_deps && run_tests ;;
 bench) install_deps && run_bench ;;
+# tools/deb-check.sh installs what packaging needs itself.
+package) exec "$top/tools/deb-check.sh" ;;
 *)
-	echo "usage: $0 test|bench|deps" >&2
+	echo "usage: $0 test|bench|package|deps" >&2
 	exit 2
 	;;
 esac

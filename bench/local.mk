@@ -271,13 +271,9 @@ endif
 dist_noinst_SCRIPTS += %reldir%/targets.py
 TESTS += %reldir%/targets-smoke.sh
 dist_noinst_SCRIPTS += %reldir%/targets-smoke.sh
-# What each check costs: builds with the checks compiled out (run from a
-# git checkout; see the script).
-dist_noinst_SCRIPTS += %reldir%/check-cost.sh
 # Run by hand only (bench/README.md): it downloads and builds another
 # project's benchmarks, so it is never a test.
 dist_noinst_SCRIPTS += %reldir%/mimalloc-bench.sh
-EXTRA_DIST += %reldir%/check-cost.patch
 
 .PHONY: bench-targets
 bench-targets: %reldir%/bench$(EXEEXT) %reldir%/pair-cost$(EXEEXT) \

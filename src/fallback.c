@@ -1,16 +1,60 @@
 /*
- * The system allocator behind a pool: requests the pool cannot serve (too
- * big, or made while the pool is exhausted) go to malloc()/calloc(), and
- * pool_free() hands pointers from outside the region back to free().
- * Both are counted: per thread in POOL_PER_THREAD mode, so a fallback
- * storm from many threads does not meet on one cache line.
+ * The allocator behind a pool: requests the pool cannot serve (too big,
+ * or made while the pool is exhausted) go to its fallback's malloc() or
+ * calloc(), and pointers from outside the region come back to its free()
+ * and realloc().  The fallback is the C library's malloc family unless
+ * the pool was made with pool_init_with().  Both directions are counted:
+ * per thread in POOL_PER_THREAD mode, so a fallback storm from many
+ * threads does not meet on one cache line.
  *
  * SPDX-License-Identifier: MIT
  */
 #include "thread.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
+
+/* ------------------------------------------------------------ the C library */
+
+static void *libc_malloc(size_t size, void *arg)
+{
+	(void)arg;
+	return malloc(size);
+}
+
+static void *libc_calloc(size_t nmemb, size_t size, void *arg)
+{
+	(void)arg;
+	return calloc(nmemb, size);
+}
+
+static void *libc_realloc(void *ptr, size_t size, void *arg)
+{
+	(void)arg;
+	return realloc(ptr, size);
+}
+
+static void libc_free(void *ptr, void *arg)
+{
+	(void)arg;
+	free(ptr);
+}
+
+static size_t libc_usable_size(const void *ptr, void *arg)
+{
+	(void)arg;
+	return malloc_usable_size((void *)ptr);
+}
+
+static const pool_fallback_t libc_fallback = {
+    .malloc = libc_malloc,
+    .calloc = libc_calloc,
+    .realloc = libc_realloc,
+    .free = libc_free,
+    .usable_size = libc_usable_size,
+    .arg = NULL,
+};
 
 /* ------------------------------------------------------------ helpers */
 
@@ -24,19 +68,39 @@ static void count_fallback(struct pool *pool, bool is_free)
 		                          1, memory_order_relaxed);
 }
 
+/* Whether the pool may make a fallback allocation now. */
+static bool fallback_allowed(struct pool *pool)
+{
+	return !(pool->flags & POOL_NO_FALLBACK) &&
+	       !(pool->fail_fallback_at && debug_fail_fallback(pool));
+}
+
 /* ------------------------------------------------------------ internal API */
+
+int fallback_set(struct pool *pool, const pool_fallback_t *fallback)
+{
+	if (fallback == NULL) {
+		pool->fallback = libc_fallback;
+		return 0;
+	}
+	if (fallback->malloc == NULL || fallback->calloc == NULL ||
+	    fallback->realloc == NULL || fallback->free == NULL)
+		return EINVAL;
+	pool->fallback = *fallback;
+	return 0;
+}
 
 void *fallback_alloc(struct pool *pool, size_t size, bool zero)
 {
-	if ((pool->flags & POOL_NO_FALLBACK) ||
-	    (pool->fail_fallback_at && debug_fail_fallback(pool))) {
+	if (!fallback_allowed(pool)) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	/* Size 0 still needs a unique pointer: ask for one byte. */
 	if (size == 0)
 		size = 1;
-	void *ptr = zero ? calloc(1, size) : malloc(size);
+	const pool_fallback_t *fb = &pool->fallback;
+	void *ptr = zero ? fb->calloc(1, size, fb->arg) : fb->malloc(size, fb->arg);
 	if (ptr == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -45,8 +109,27 @@ void *fallback_alloc(struct pool *pool, size_t size, bool zero)
 	return ptr;
 }
 
+void *fallback_resize(struct pool *pool, void *ptr, size_t size)
+{
+	if (!fallback_allowed(pool)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	const pool_fallback_t *fb = &pool->fallback;
+	void *moved = fb->realloc(ptr, size, fb->arg);
+	if (moved == NULL)
+		errno = ENOMEM;
+	return moved;
+}
+
+size_t fallback_usable_size(const struct pool *pool, const void *ptr)
+{
+	const pool_fallback_t *fb = &pool->fallback;
+	return fb->usable_size != NULL ? fb->usable_size(ptr, fb->arg) : 0;
+}
+
 void fallback_free(struct pool *pool, void *ptr)
 {
-	free(ptr);
+	pool->fallback.free(ptr, pool->fallback.arg);
 	count_fallback(pool, true);
 }

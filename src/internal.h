@@ -13,10 +13,11 @@
  *              bulk calls
  *   stats.c    pool_stats(), pool_stats_print()
  *   registry.c the live pools: another pool's pointer, and fork()
- *   fallback.c the system allocator behind a pool
+ *   fallback.c the allocator behind a pool (the C library's by default)
  *   shared.c   POOL_SINGLE and POOL_LOCKED (fast paths inline: shared.h)
  *   thread.c   POOL_PER_THREAD (fast paths inline: thread.h)
  *   region.c   the mapping
+ *   meta.c     the library's own objects, from its own mappings
  *   debug.c    SHIFTPOOL_DEBUG, the fill pattern, Valgrind
  *   report.c   misuse reports and the error handler
  *   trace.c    SHIFTPOOL_TRACE (its format: trace-format.h)
@@ -126,12 +127,19 @@ block_word_store(void *block, int word, uintptr_t value)
  */
 struct spin_lock {
 	_Atomic uint32_t state;
+	/* threads in lock_wait(): a long section gives way only to them */
+	_Atomic uint32_t waiting;
 };
 
 POOL_COLD void lock_wait(struct spin_lock *lock);
 /* Waits long enough, after a long section, for a waiter backing off to
  * see the lock free. */
 POOL_COLD void lock_give_way(void);
+/* Whether a thread waits for the lock now. */
+POOL_INLINE bool lock_wanted(struct spin_lock *lock)
+{
+	return atomic_load_explicit(&lock->waiting, memory_order_relaxed) != 0;
+}
 
 POOL_INLINE void lock_acquire(struct spin_lock *lock)
 {
@@ -145,6 +153,12 @@ POOL_INLINE void lock_acquire(struct spin_lock *lock)
 POOL_INLINE void lock_release(struct spin_lock *lock)
 {
 	atomic_store_explicit(&lock->state, 0, memory_order_release);
+}
+
+/* The log of a power of two. */
+POOL_INLINE unsigned log2_of(size_t power)
+{
+	return (unsigned)__builtin_ctzll((unsigned long long)power);
 }
 
 /* ------------------------------------------------------------ bitmaps */
@@ -399,7 +413,9 @@ struct thread_cache {
  * which tells in one compare a block to take, and the end of the list or a
  * link that must not be followed.
  * Invariant (shared_check()): a block is marked allocated exactly when it
- * is handed out; blocks below bump are handed out or on the list, once.
+ * is handed out; blocks below bump are handed out, on the list, on a
+ * running trim's list or held by it, in a chunk given back, or still to
+ * carve, once.
  */
 struct shared_list {
 	char *head;      /* the first free block */
@@ -416,6 +432,19 @@ struct shared_list {
 	size_t released_blocks; /* in chunks still marked released */
 	size_t carve, carve_end;
 	size_t released_cursor; /* no released chunk below it */
+	/* A running pool_trim() (shared.c), between the times it holds the
+	 * pool: the list it took to sort (the first block to take, and the
+	 * block whose link gave it), and one bit per block it holds aside,
+	 * free, on no list, in chunks [held_lo, held_hi] only. */
+	char *sorting, *sorting_last;
+	size_t sorting_left; /* more than this many is a cycle */
+	uint64_t *held;
+	size_t held_blocks;
+	size_t held_lo, held_hi;
+	bool trimming;
+	/* A list was dropped as corrupted: its blocks are lost (never
+	 * handed out again), and the invariant counts them no more. */
+	bool damaged;
 };
 
 /*
@@ -497,8 +526,10 @@ struct pool {
 	_Atomic uint64_t fallback_attempts;
 
 	/* The addresses the pool answers for among the live pools
-	 * (registry.c): its region, or a set's class's whole slice with its
-	 * guard page, so that no pointer into a set ever reaches free(). */
+	 * (registry.c): its whole mapping with the guard pages, or a set's
+	 * class's whole slice with its guard page (the largest class: the
+	 * set's whole reservation), so that no pointer into the library's
+	 * mappings ever reaches free(). */
 	char *claim_lo, *claim_hi;
 
 	/* The region with its guard pages (NULL for a class of a set, whose
@@ -508,6 +539,13 @@ struct pool {
 	size_t mapping_size;
 	void *side;
 	size_t side_size;
+
+	/* The set this pool is a class of, or NULL for a pool of its own:
+	 * reports then name the set's calls (report.c). */
+	const struct pool_set *set;
+	/* Where what the pool does not serve goes (fallback.c); every member
+	 * but usable_size is set, to the C library's by default. */
+	pool_fallback_t fallback;
 
 	/* POOL_SINGLE and POOL_LOCKED: one bit per block, 1 while handed
 	 * out; at the fixed offset the public header's fast paths address it
@@ -602,6 +640,16 @@ POOL_INLINE void *region_block(const struct pool *pool, size_t index)
 	return pool->base + (index << pool->block_shift);
 }
 
+/* ------------------------------------------------------------ meta.c */
+
+/* The library's own objects, from its own mappings (never malloc()):
+ * size bytes, zeroed and aligned to a cache line, or NULL; meta_free()
+ * takes the size it was made with. */
+void *meta_alloc(size_t size);
+void meta_free(void *object, size_t size);
+void meta_fork_prepare(void);
+void meta_fork_release(void);
+
 /* ------------------------------------------------------------ region.c */
 
 /* Maps a pool's structure with its side tables, for block_count blocks of
@@ -625,6 +673,9 @@ char *region_chunk_address(const struct pool *pool, size_t chunk);
 /* Gives back to the system the whole pages within [lo, hi); returns the
  * bytes (0 under POOL_LOCK_MEMORY, whose pages stay). */
 size_t region_give_back(struct pool *pool, char *lo, char *hi);
+/* Gives back the pages [lo, hi) (page-aligned): false when the system
+ * refused (locked pages), and then they are as they were. */
+bool region_drop_pages(char *lo, char *hi);
 /* Releases the region and the pool's own mapping: the pool is gone. */
 void region_release(struct pool *pool);
 
@@ -660,6 +711,10 @@ POOL_COLD void report_detected(const struct pool *pool, const char *function,
                                const void *ptr, enum pool_error error);
 /* Reports a free-list link, or a listed block, that is not a free block. */
 POOL_COLD void report_corrupted(struct pool *pool, const void *link);
+/* Names the public call a report deep inside it belongs to (for
+ * report_corrupted()) until report_call_end() with what begin returned. */
+const char *report_call_begin(const char *function);
+void report_call_end(const char *outer);
 /* fork(): hold the handler lock across it; then both sides release it. */
 void report_fork_prepare(void);
 void report_fork_release(void);
@@ -735,10 +790,22 @@ int stats_flush(FILE *stream, bool failed);
 
 /* ------------------------------------------------------------ pool.c */
 
-/* pool_init() for a class of a set, its region placed in slice (see
- * region_place()); its init record names the set.  NULL with errno. */
-struct pool *class_create(size_t block_size, int flags, char *slice,
-                          size_t slice_size, uint64_t set_id);
+/* A pool for a class of set (with the set's flags), its region placed
+ * in slice (see region_place()); its init record names the set.  NULL
+ * with errno. */
+struct pool *class_create(const struct pool_set *set, size_t block_size,
+                          const pool_fallback_t *fallback, char *slice,
+                          size_t slice_size);
+/* pool_realloc() of ptr of pool, into the pool to that serves size (pool
+ * itself, or the class of pool's set that fits size). */
+void *realloc_call(struct pool *pool, struct pool *to, void *ptr, size_t size);
+/* Whether pool_init_with()'s arguments are valid. */
+bool arguments_valid(size_t block_size, size_t block_count, int flags,
+                     const pool_fallback_t *fallback);
+/* strdup() of s (len bytes with its terminator) into pool. */
+char *strdup_into(struct pool *pool, const char *s, size_t len);
+/* pool_usable_size() of a pool or of a class of a set. */
+size_t usable_size_in(struct pool *pool, const void *ptr);
 /* Whether the block of that index is handed out now. */
 bool block_is_live(struct pool *pool, size_t index);
 /* A new pool or set number, for the trace. */
@@ -748,15 +815,25 @@ uint64_t serial_next(void);
  * fork() leaves it usable in the child.  0 or errno. */
 int registry_add(struct pool *pool);
 void registry_remove(struct pool *pool);
+/* A registered pool answers for [lo, hi) from now on (a set's largest
+ * class, for the whole reservation); 0 or errno. */
+int registry_widen(struct pool *pool, char *lo, char *hi);
 /* Whether ptr lies in the region of a live pool.  No lock. */
 bool registry_find(const void *ptr);
 
 /* ------------------------------------------------------------ fallback.c */
 
+/* Installs the pool's fallback (NULL: the C library's); 0 or EINVAL. */
+int fallback_set(struct pool *pool, const pool_fallback_t *fallback);
 /* Serves a request the pool cannot (too big, or the pool is exhausted)
- * from malloc/calloc; NULL with errno ENOMEM under POOL_NO_FALLBACK. */
+ * from the fallback; NULL with errno ENOMEM under POOL_NO_FALLBACK. */
 POOL_COLD void *fallback_alloc(struct pool *pool, size_t size, bool zero);
-/* Gives a pointer from outside the region back to free(). */
+/* The fallback's realloc() of one of its pointers; NULL with errno ENOMEM
+ * (ptr untouched) when it fails or under POOL_NO_FALLBACK. */
+POOL_COLD void *fallback_resize(struct pool *pool, void *ptr, size_t size);
+/* The fallback's usable size of one of its pointers, 0 when unknown. */
+size_t fallback_usable_size(const struct pool *pool, const void *ptr);
+/* Gives a pointer from outside the region back to the fallback. */
 POOL_COLD void fallback_free(struct pool *pool, void *ptr);
 
 /* The modes (shared.h, thread.h) and the hooks (hooks.h) declare their

@@ -101,19 +101,27 @@ static enum trace_src source_of_error(int error)
 POOL_INLINE void *alloc_rest(struct pool *pool, size_t size, bool zero,
                              int mode, unsigned hooks)
 {
+	/* A report from in here (a corrupted list) names the public call:
+	 * the outer one that set it (pool_realloc(), say), else this. */
+	const char *outer =
+	    report_call_begin(zero ? "pool_calloc" : "pool_malloc");
+	void *block = NULL;
 	/* A block the hooks quarantine (hooked pools only) is replaced by
 	 * the next; the pool runs out of them eventually. */
 	while (size <= pool->block_size) {
 		bool fresh;
-		void *block = mode == POOL_PER_THREAD
-		                  ? thread_alloc_slow(pool, &fresh, hooks)
-		                  : shared_alloc_slow(pool, &fresh, hooks);
+		block = mode == POOL_PER_THREAD
+		            ? thread_alloc_slow(pool, &fresh, hooks)
+		            : shared_alloc_slow(pool, &fresh, hooks);
 		if (block == NULL)
 			break;
 		block = block_out(pool, block, size, zero, fresh, hooks);
 		if (block != NULL)
-			return block;
+			break;
 	}
+	report_call_end(outer);
+	if (block != NULL)
+		return block;
 	return fallback_alloc(pool, size, zero);
 }
 
@@ -183,14 +191,18 @@ POOL_COLD static int free_refused(struct pool *pool, const char *function,
 }
 
 /* The misuse of a pointer that is no block start of the pool's region:
- * inside it, or inside another live pool's; 0 for neither. */
-static int outside_misuse(struct pool *pool, const void *ptr)
+ * inside it, or inside another live pool's, or any pointer at all when
+ * the pool has no fallback that could have made it; 0 for none of these
+ * (a fallback pointer). */
+static int outside_misuse(const struct pool *pool, const void *ptr)
 {
 	if ((uintptr_t)((const char *)ptr - pool->claim_lo) <
 	    (uintptr_t)(pool->claim_hi - pool->claim_lo))
 		return POOL_ERROR_INVALID_POINTER;
 	if (registry_find(ptr))
 		return POOL_ERROR_WRONG_POOL;
+	if (pool->flags & POOL_NO_FALLBACK)
+		return POOL_ERROR_INVALID_POINTER;
 	return 0;
 }
 
@@ -255,7 +267,8 @@ POOL_INLINE int free_in(struct pool *pool, const char *function, void *ptr,
 
 /* ------------------------------------------------------------ instances */
 
-/* Apart, so that neither tests zero at run time. */
+/* A function for malloc and another for calloc, rather than one taking a
+ * flag, so that neither tests the flag at run time. */
 static POOL_NOINLINE void *locked_malloc(struct pool *pool, size_t size)
 {
 	if (size > pool->block_size)
@@ -397,39 +410,55 @@ static void hooked_free_entry(struct pool *pool, void *ptr)
 
 /* ------------------------------------------------------------ realloc */
 
-/* A live block of the pool moves out or changes size; NULL with errno
- * ENOMEM when the new size needs a fallback allocation that fails. */
-static void *realloc_block(struct pool *pool, void *ptr, size_t size)
+/*
+ * A live block of pool changes size.  to is the pool that serves the new
+ * size: pool itself, or for a class of a set the class that fits it.  A
+ * block that still fits stays where it is, unless to is a smaller class
+ * and the block would be less than half used: then it moves there if that
+ * class has a block at once (a shrink never fails).  A larger size moves
+ * it to to (pool's fallback for a pool of its own); NULL with errno ENOMEM
+ * when that fails, the block untouched.
+ */
+static void *realloc_block(struct pool *pool, struct pool *to, void *ptr,
+                           size_t size)
 {
-	if (size <= pool->block_size) {
+	if (size <= pool->block_size &&
+	    (to == pool || size >= pool->block_size / 2)) {
 		hooks_block_resize(pool, ptr, size);
 		return ptr;
 	}
-	void *moved = fallback_alloc(pool, size, false);
+	int saved = errno;
+	void *moved = alloc_dispatch(to, size, false, UNTRACED);
+	if (size <= pool->block_size &&
+	    (moved == NULL || !region_contains(to, moved))) {
+		/* The smaller class has no block now: the shrink stays. */
+		if (moved != NULL)
+			fallback_free(to, moved);
+		errno = saved;
+		hooks_block_resize(pool, ptr, size);
+		return ptr;
+	}
 	if (moved != NULL) {
-		/* The caller's size is not kept: copy the whole block. */
+		/* The caller's size is not kept: as much of the block as
+		 * fits. */
 		hooks_block_expose(pool, ptr);
-		memcpy(moved, ptr, pool->block_size);
+		memcpy(moved, ptr, size < pool->block_size ? size : pool->block_size);
 		free_dispatch(pool, "pool_realloc", ptr, UNTRACED);
 	}
 	return moved;
 }
 
-/* A fallback allocation changes size: into the pool when it now fits a
- * block, else realloc(). */
-static void *realloc_outside(struct pool *pool, void *ptr, size_t size)
+/* A fallback allocation of pool changes size: into to (see above) when it
+ * now fits a block there and the fallback tells how much to copy, else
+ * the fallback's realloc(). */
+static void *realloc_outside(struct pool *pool, struct pool *to, void *ptr,
+                             size_t size)
 {
-	void *moved;
-
-	if (size > pool->block_size) {
-		moved = realloc(ptr, size);
-		if (moved == NULL)
-			errno = ENOMEM;
-		return moved;
-	}
-	moved = alloc_dispatch(pool, size, false, UNTRACED);
+	size_t old = size <= to->block_size ? fallback_usable_size(pool, ptr) : 0;
+	if (old == 0)
+		return fallback_resize(pool, ptr, size);
+	void *moved = alloc_dispatch(to, size, false, UNTRACED);
 	if (moved != NULL) {
-		size_t old = malloc_usable_size(ptr);
 		memcpy(moved, ptr, old < size ? old : size);
 		fallback_free(pool, ptr);
 	}
@@ -437,12 +466,12 @@ static void *realloc_outside(struct pool *pool, void *ptr, size_t size)
 }
 
 /*
- * pool_realloc() of a non-NULL ptr to a non-zero size.  *refused is set
- * to the trace's word for a misuse of ptr, which is then reported and
- * left alone.
+ * realloc() of a non-NULL ptr of pool to a non-zero size, to the pool to
+ * that serves that size.  *refused is set to the trace's word for a misuse
+ * of ptr, which is then reported and left alone.
  */
-static void *realloc_in(struct pool *pool, void *ptr, size_t size,
-                        enum trace_src *refused)
+static void *realloc_in(struct pool *pool, struct pool *to, void *ptr,
+                        size_t size, enum trace_src *refused)
 {
 	size_t index = region_slot(pool, ptr);
 	int error = 0;
@@ -451,9 +480,9 @@ static void *realloc_in(struct pool *pool, void *ptr, size_t size,
 	else if (!block_is_live(pool, index))
 		error = POOL_ERROR_DOUBLE_FREE;
 	if (error == 0 && index >= pool->block_count)
-		return realloc_outside(pool, ptr, size);
+		return realloc_outside(pool, to, ptr, size);
 	if (error == 0)
-		return realloc_block(pool, ptr, size);
+		return realloc_block(pool, to, ptr, size);
 	*refused = free_refused(pool, "pool_realloc", ptr, error);
 	return NULL;
 }
@@ -510,7 +539,8 @@ POOL_INLINE void bulk_free(struct pool *pool, size_t n, void *const *ptrs,
 	}
 }
 
-/* Apart, so that each mode's loops are compiled for it. */
+/* A function per mode, so that each mode's loops are compiled for it
+ * alone. */
 static POOL_NOINLINE size_t bulk_pop_single(struct pool *pool, size_t size,
                                             size_t n, void **out)
 {
@@ -592,22 +622,70 @@ static void trace_malloc_bulk(struct pool *pool, size_t size, size_t n,
 
 /* ------------------------------------------------------------ public API */
 
+/* Whether pool_init_with()'s arguments are valid (EINVAL otherwise). */
+bool arguments_valid(size_t block_size, size_t block_count, int flags,
+                            const pool_fallback_t *fallback)
+{
+	int mode = flags & POOL_MODE_MASK;
+	return block_size != 0 && block_count != 0 &&
+	       block_size <= POOL_MAX_BLOCK_SIZE &&
+	       (mode == POOL_SINGLE || mode == POOL_LOCKED ||
+	        mode == POOL_PER_THREAD) &&
+	       !(flags & ~(POOL_MODE_MASK | POOL_OPTION_MASK)) &&
+	       (fallback == NULL ||
+	        (fallback->malloc != NULL && fallback->calloc != NULL &&
+	         fallback->realloc != NULL && fallback->free != NULL));
+}
+
+/* The trace's record of a new pool (and of the set it is a class of). */
+static void trace_init(struct pool *pool)
+{
+	if (pool->set == NULL)
+		trace_record(pool, TRACE_OP_INIT,
+		             "block_size=%zu block_count=%zu flags=0x%x",
+		             pool->block_size, pool->block_count,
+		             (unsigned)pool->flags);
+	else
+		trace_record(pool, TRACE_OP_INIT,
+		             "block_size=%zu block_count=%zu flags=0x%x "
+		             "set=%" PRIu64,
+		             pool->block_size, pool->block_count,
+		             (unsigned)pool->flags, pool->set->id);
+}
+
+/* The entry points that serve the pool, by its mode and hooks, and the
+ * limits that let the fast paths tell it with one compare. */
+static void dispatch_choose(struct pool *pool)
+{
+	pool->dispatch = pool->hooks                 ? DISPATCH_HOOKED
+	                 : pool->mode == POOL_SINGLE ? DISPATCH_SINGLE
+	                 : pool->mode == POOL_LOCKED ? DISPATCH_LOCKED
+	                                             : DISPATCH_PER_THREAD;
+	if (pool->dispatch == DISPATCH_SINGLE) {
+		pool->single_limit = pool->block_size + 1;
+		pool->single_count = pool->block_count;
+	} else if (pool->dispatch == DISPATCH_PER_THREAD) {
+		pool->thread_limit = pool->block_size + 1;
+	}
+	pool->free_entry =
+	    pool->dispatch == DISPATCH_SINGLE       ? single_free
+	    : pool->dispatch == DISPATCH_PER_THREAD ? per_thread_free
+	    : pool->dispatch == DISPATCH_LOCKED     ? locked_free_entry
+	                                            : hooked_free_entry;
+}
+
 /*
- * pool_init(), or with slice a class of a set (region_place()): then
- * block_count is what fits the slice, and set_id names the set in the
- * trace.
+ * pool_init_with(), or with set a class of that set, placed in slice
+ * (region_place()): then block_count is what fits the slice.
  */
 static struct pool *create_pool(size_t block_size, size_t block_count,
-                                int flags, char *slice, size_t slice_size,
-                                uint64_t set_id)
+                                int flags, const pool_fallback_t *fallback,
+                                const struct pool_set *set, char *slice,
+                                size_t slice_size)
 {
 	int mode = flags & POOL_MODE_MASK;
 
-	if (block_size == 0 || block_count == 0 ||
-	    block_size > POOL_MAX_BLOCK_SIZE ||
-	    (mode != POOL_SINGLE && mode != POOL_LOCKED &&
-	     mode != POOL_PER_THREAD) ||
-	    (flags & ~(POOL_MODE_MASK | POOL_OPTION_MASK))) {
+	if (!arguments_valid(block_size, block_count, flags, fallback)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -615,16 +693,13 @@ static struct pool *create_pool(size_t block_size, size_t block_count,
 	if (slice != NULL)
 		block_count = (slice_size - region_page_size()) >> shift;
 	/* More than a process's address space can hold: refused before the
-	 * side tables for it are mapped (only to be unmapped again). */
-	if (block_count > REGION_MAX_BYTES >> shift) {
-		errno = ENOMEM;
-		return NULL;
-	}
-
+	 * side tables for it are mapped (only to be unmapped again).  Span
+	 * numbers are 32-bit. */
 	unsigned span_shift = span_shift_for(block_count);
-	if (mode == POOL_PER_THREAD &&
-	    ((block_count - 1) >> span_shift) >= UINT32_MAX - 1) {
-		errno = ENOMEM; /* span numbers are 32-bit */
+	if (block_count > REGION_MAX_BYTES >> shift ||
+	    (mode == POOL_PER_THREAD &&
+	     ((block_count - 1) >> span_shift) >= UINT32_MAX - 1)) {
+		errno = ENOMEM;
 		return NULL;
 	}
 	/* A class's slice is aligned by its set: its area's shape is that of
@@ -644,6 +719,8 @@ static struct pool *create_pool(size_t block_size, size_t block_count,
 	pool->span_shift = (uint8_t)span_shift;
 	pool->secret = make_secret(pool);
 	pool->id = serial_next();
+	pool->set = set;
+	fallback_set(pool, fallback); /* checked above */
 	int error = slice != NULL ? region_place(pool, slice, slice_size)
 	                          : region_reserve(pool);
 	if (!error && mode == POOL_PER_THREAD)
@@ -656,44 +733,30 @@ static struct pool *create_pool(size_t block_size, size_t block_count,
 		return NULL;
 	}
 	debug_configure(pool);
-	if ((pool->hooks & HOOK_TRACE) && slice == NULL)
-		trace_record(pool, TRACE_OP_INIT,
-		             "block_size=%zu block_count=%zu flags=0x%x",
-		             pool->block_size, pool->block_count,
-		             (unsigned)pool->flags);
-	else if (pool->hooks & HOOK_TRACE)
-		trace_record(pool, TRACE_OP_INIT,
-		             "block_size=%zu block_count=%zu flags=0x%x "
-		             "set=%" PRIu64,
-		             pool->block_size, pool->block_count,
-		             (unsigned)pool->flags, set_id);
-	pool->dispatch = pool->hooks           ? DISPATCH_HOOKED
-	                 : mode == POOL_SINGLE ? DISPATCH_SINGLE
-	                 : mode == POOL_LOCKED ? DISPATCH_LOCKED
-	                                       : DISPATCH_PER_THREAD;
-	if (pool->dispatch == DISPATCH_SINGLE) {
-		pool->single_limit = pool->block_size + 1;
-		pool->single_count = block_count;
-	} else if (pool->dispatch == DISPATCH_PER_THREAD) {
-		pool->thread_limit = pool->block_size + 1;
-	}
-	pool->free_entry =
-	    pool->dispatch == DISPATCH_SINGLE       ? single_free
-	    : pool->dispatch == DISPATCH_PER_THREAD ? per_thread_free
-	    : pool->dispatch == DISPATCH_LOCKED     ? locked_free_entry
-	                                            : hooked_free_entry;
+	if (pool->hooks & HOOK_TRACE)
+		trace_init(pool);
+	dispatch_choose(pool);
 	return pool;
 }
 
 POOL_API pool_t *pool_init(size_t block_size, size_t block_count, int flags)
 {
-	return create_pool(block_size, block_count, flags, NULL, 0, 0);
+	return create_pool(block_size, block_count, flags, NULL, NULL, NULL, 0);
 }
 
-struct pool *class_create(size_t block_size, int flags, char *slice,
-                          size_t slice_size, uint64_t set_id)
+POOL_API pool_t *pool_init_with(size_t block_size, size_t block_count,
+                                int flags, const pool_fallback_t *fallback)
 {
-	return create_pool(block_size, 1, flags, slice, slice_size, set_id);
+	return create_pool(block_size, block_count, flags, fallback, NULL,
+	                   NULL, 0);
+}
+
+struct pool *class_create(const struct pool_set *set, size_t block_size,
+                          const pool_fallback_t *fallback, char *slice,
+                          size_t slice_size)
+{
+	return create_pool(block_size, 1, set->flags, fallback, set, slice,
+	                   slice_size);
 }
 
 uint64_t serial_next(void)
@@ -781,20 +844,27 @@ POOL_API size_t pool_malloc_bulk(pool_t *pool, size_t size, size_t n,
 	/* Runs of blocks from the free list, and between them one object by
 	 * the ordinary path: never-used blocks, another span, the fallback,
 	 * a hooked pool (whose runs are empty). */
-	size_t got = 0;
+	size_t got = 0, mark = SIZE_MAX;
 	while (got < n) {
 		if (size <= pool->block_size)
 			got +=
 			    bulk_pop_dispatch(pool, size, n - got, out + got);
 		if (got == n)
 			break;
+		/* Where the never-used blocks start before the batch takes
+		 * any: what a failed batch gives back (shared_take_back()). */
+		if (mark == SIZE_MAX && pool->mode != POOL_PER_THREAD)
+			mark = shared_mark(pool);
 		out[got] = alloc_dispatch(pool, size, false, UNTRACED);
 		if (out[got] == NULL)
 			break;
 		got++;
 	}
 	if (got < n) {
-		/* All or nothing: what was taken goes back. */
+		/* All or nothing: what was taken goes back, and what failed
+		 * is not counted (the fallback's are freed). */
+		if (pool->mode != POOL_PER_THREAD)
+			got = shared_take_back(pool, out, got, mark);
 		for (size_t i = 0; i < got; i++)
 			free_dispatch(pool, "pool_malloc_bulk", out[i],
 			              UNTRACED);
@@ -847,20 +917,36 @@ POOL_API POOL_ATTR_NONNULL(1) void shiftpool_inline_free_1(pool_t *pool,
     __attribute__((alias("pool_free")));
 #endif
 
-POOL_API void *pool_realloc(pool_t *pool, void *ptr, size_t size)
+/* pool_realloc() of ptr of pool, to the pool to that serves size (pool
+ * itself, or a class of pool's set). */
+void *realloc_call(struct pool *pool, struct pool *to, void *ptr, size_t size)
 {
 	enum trace_src refused = TRACE_SRC_NONE;
 	uintptr_t old = (uintptr_t)ptr; /* for the trace, once ptr is gone */
 	void *moved = NULL;
 
 	if (ptr == NULL) {
-		moved = alloc_dispatch(pool, size, false, UNTRACED);
+		moved = alloc_dispatch(to, size, false, UNTRACED);
 	} else if (size == 0) {
 		int done = free_dispatch(pool, "pool_realloc", ptr, UNTRACED);
 		if (done != TRACE_SRC_POOL && done != TRACE_SRC_FALLBACK)
 			refused = (enum trace_src)done;
 	} else {
-		moved = realloc_in(pool, ptr, size, &refused);
+		moved = realloc_in(pool, to, ptr, size, &refused);
+	}
+	if (to != pool && moved != NULL && region_contains(to, moved)) {
+		/* Moved into another class of a set: traced as what it is to
+		 * each class, an allocation of one and a free of the other. */
+		if (to->hooks & HOOK_TRACE)
+			trace_record(to, TRACE_OP_MALLOC,
+			             "size=%zu ptr=0x%" PRIxPTR " src=%s", size,
+			             (uintptr_t)moved,
+			             trace_src_name(TRACE_SRC_POOL));
+		if (ptr != NULL && (pool->hooks & HOOK_TRACE))
+			trace_record(pool, TRACE_OP_FREE,
+			             "ptr=0x%" PRIxPTR " src=%s", old,
+			             trace_src_name(source_of(pool, ptr)));
+		return moved;
 	}
 	if (pool->hooks & HOOK_TRACE)
 		trace_record(pool, TRACE_OP_REALLOC,
@@ -873,13 +959,15 @@ POOL_API void *pool_realloc(pool_t *pool, void *ptr, size_t size)
 	return moved;
 }
 
-POOL_API char *pool_strdup(pool_t *pool, const char *s)
+POOL_API void *pool_realloc(pool_t *pool, void *ptr, size_t size)
 {
-	if (s == NULL) {
-		errno = EINVAL;
-		return NULL;
-	}
-	size_t len = strlen(s) + 1;
+	return realloc_call(pool, pool, ptr, size);
+}
+
+/* strdup() of s, len bytes with its terminator, into pool (a pool, or the
+ * class of a set that fits len). */
+char *strdup_into(struct pool *pool, const char *s, size_t len)
+{
 	char *copy = alloc_dispatch(pool, len, false, UNTRACED);
 	if (copy != NULL)
 		memcpy(copy, s, len);
@@ -891,12 +979,23 @@ POOL_API char *pool_strdup(pool_t *pool, const char *s)
 	return copy;
 }
 
+POOL_API char *pool_strdup(pool_t *pool, const char *s)
+{
+	if (s == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return strdup_into(pool, s, strlen(s) + 1);
+}
+
 POOL_API size_t pool_trim(pool_t *pool)
 {
 	if (pool == NULL)
 		return 0;
+	const char *outer = report_call_begin("pool_trim");
 	size_t bytes = pool->mode == POOL_PER_THREAD ? thread_trim(pool)
 	                                             : shared_trim(pool);
+	report_call_end(outer);
 	if (pool->hooks & HOOK_TRACE)
 		trace_record(pool, TRACE_OP_TRIM, "bytes=%zu", bytes);
 	return bytes;
@@ -912,4 +1011,33 @@ POOL_API int pool_owns(const pool_t *pool, const void *ptr)
 	/* The same test as pool_free()'s fast path, so the edge cases that
 	 * tests ask pool_owns() about are the ones pool_free() meets. */
 	return pool != NULL && region_slot(pool, ptr) < pool->block_count;
+}
+
+/* The usable size of ptr for the public function named (pool_usable_size
+ * or, for a class of a set, the set's): see the header. */
+size_t usable_size_in(struct pool *pool, const void *ptr)
+{
+	if (ptr == NULL)
+		return 0;
+	size_t index = region_slot(pool, ptr);
+	int error;
+	if (index < pool->block_count) {
+		if (likely(block_is_live(pool, index)))
+			return pool->block_size;
+		error = POOL_ERROR_DOUBLE_FREE;
+	} else {
+		error = outside_misuse(pool, ptr);
+		if (error == 0)
+			return fallback_usable_size(pool, ptr);
+	}
+	free_refused(pool, "pool_usable_size", (void *)ptr, error);
+	return 0;
+}
+
+POOL_API size_t pool_usable_size(const pool_t *pool, const void *ptr)
+{
+	if (pool == NULL)
+		return 0;
+	/* Reads only, but the report path takes the pool as the others. */
+	return usable_size_in((struct pool *)pool, ptr);
 }

@@ -60,9 +60,10 @@ static void *map_anonymous(size_t size, int protection)
 	return map == MAP_FAILED ? NULL : map;
 }
 
-/* The size of a pool's own mapping: the structure, then a bit per block
- * and a bit per chunk (POOL_SINGLE, POOL_LOCKED) or a descriptor per span
- * (POOL_PER_THREAD), cache-line aligned; 0 on overflow. */
+/* The size of a pool's own mapping: the structure, then a bit per block,
+ * a bit per chunk and another bit per block (POOL_SINGLE, POOL_LOCKED) or
+ * a descriptor per span (POOL_PER_THREAD), cache-line aligned; 0 on
+ * overflow. */
 static size_t side_size(int mode, size_t count, unsigned span_shift,
                         size_t chunks, size_t *tables_at, size_t *n_spans)
 {
@@ -72,7 +73,9 @@ static size_t side_size(int mode, size_t count, unsigned span_shift,
 	                  : offsetof(struct pool, allocated);
 	*tables_at = head;
 	if (mode != POOL_PER_THREAD) {
-		size_t words = (count - 1) / 64 + 1 + (chunks - 1) / 64 + 1;
+		/* allocated[], released[], then held[] (shared.c). */
+		size_t words =
+		    2 * ((count - 1) / 64 + 1) + (chunks - 1) / 64 + 1;
 		return words > (SIZE_MAX - head) / sizeof(uint64_t)
 		           ? 0
 		           : head + words * sizeof(uint64_t);
@@ -89,11 +92,6 @@ static size_t side_size(int mode, size_t count, unsigned span_shift,
 static size_t area_align(int flags)
 {
 	return (flags & POOL_HUGEPAGES) ? REGION_HUGE_PAGE : region_page_size();
-}
-
-static unsigned log2_of(size_t power)
-{
-	return (unsigned)__builtin_ctzll(power);
 }
 
 /* Populates (and locks) the area as the options ask; 0 or errno. */
@@ -155,6 +153,8 @@ struct pool *region_pool_map(int flags, size_t block_count, unsigned shift,
 	} else {
 		pool->shared.released =
 		    (uint64_t *)tables + (block_count - 1) / 64 + 1;
+		pool->shared.held =
+		    pool->shared.released + (area / chunk - 1) / 64 + 1;
 	}
 	return pool;
 }
@@ -184,8 +184,11 @@ int region_reserve(struct pool *pool)
 	 * (area - used is a multiple of both). */
 	pool->base = pool->area + (area - used);
 	pool->end = pool->base + used;
-	pool->claim_lo = pool->base;
-	pool->claim_hi = pool->end;
+	/* The pool answers for its whole mapping: a pointer into a guard
+	 * page, the unused start of the first page or the alignment's slack
+	 * is misuse, never something for free(). */
+	pool->claim_lo = map;
+	pool->claim_hi = map + total;
 	int error = area_prepare(pool);
 	if (error)
 		return error;
@@ -227,6 +230,11 @@ void region_chunk_blocks(const struct pool *pool, size_t chunk, size_t *first,
 	*end = (hi - lead) >> pool->block_shift;
 	if (*end > pool->block_count)
 		*end = pool->block_count;
+}
+
+bool region_drop_pages(char *lo, char *hi)
+{
+	return madvise(lo, (size_t)(hi - lo), MADV_DONTNEED) == 0;
 }
 
 size_t region_give_back(struct pool *pool, char *lo, char *hi)

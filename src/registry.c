@@ -17,7 +17,8 @@
  *    thread, so any lock another thread held at the fork would stay locked
  *    in the child forever.  The prepare handler takes every lock the
  *    library uses (in one order: the registry, each POOL_LOCKED pool's
- *    lock, the per-thread registry, the trace, the error handler's), so
+ *    lock, the per-thread registry, the trace, the error handler's, the
+ *    library's own objects'), so
  *    the fork happens at a moment when no other thread is inside a locked
  *    section, and both sides release them afterwards.  Lock-free state
  *    needs no such care: a POOL_PER_THREAD span that another thread held
@@ -26,6 +27,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include "shared.h"
 #include "thread.h"
 
 #include <errno.h>
@@ -130,7 +132,7 @@ static struct slot *slot_find(struct pool *pool)
 		    atomic_load_explicit(&chunk->next, memory_order_relaxed);
 		if (next == NULL) {
 			if (pool != NULL ||
-			    (next = calloc(1, sizeof *next)) == NULL)
+			    (next = meta_alloc(sizeof *next)) == NULL)
 				return NULL;
 			atomic_store_explicit(&chunk->next, next,
 			                      memory_order_release);
@@ -196,12 +198,14 @@ static void fork_prepare(void)
 	thread_fork_prepare();
 	trace_fork_prepare();
 	report_fork_prepare();
+	meta_fork_prepare();
 }
 
 /* In the parent, and in the child, where the forking thread holds every
  * lock and may release them. */
 static void fork_release(void)
 {
+	meta_fork_release();
 	report_fork_release();
 	thread_fork_release();
 	for (struct chunk *c = &first_chunk; c; c = c->next)
@@ -221,6 +225,12 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	trace_fork_child();
+	/* A trim another thread ran is given up: its blocks go back. */
+	for (struct chunk *c = &first_chunk; c; c = c->next)
+		for (size_t i = 0; i < c->used; i++)
+			if (c->slots[i].pool &&
+			    c->slots[i].pool->mode != POOL_PER_THREAD)
+				shared_fork_child(c->slots[i].pool);
 	fork_release();
 }
 
@@ -258,6 +268,25 @@ void registry_remove(struct pool *pool)
 		               (uintptr_t)pool->claim_hi, false);
 	}
 	pthread_mutex_unlock(&registry_lock);
+}
+
+int registry_widen(struct pool *pool, char *lo, char *hi)
+{
+	pthread_mutex_lock(&registry_lock);
+	struct slot *slot = slot_find(pool);
+	bool counted =
+	    slot != NULL && granules_count((uintptr_t)lo, (uintptr_t)hi, true);
+	if (counted) {
+		/* The new range is counted before the slot says it, and the
+		 * old one uncounted after: a reader finds either. */
+		slot_write(slot, pool, (uintptr_t)lo, (uintptr_t)hi);
+		granules_count((uintptr_t)pool->claim_lo,
+		               (uintptr_t)pool->claim_hi, false);
+		pool->claim_lo = lo;
+		pool->claim_hi = hi;
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return counted ? 0 : ENOMEM;
 }
 
 bool registry_find(const void *ptr)

@@ -5,37 +5,28 @@
  */
 #include "internal.h"
 
-#include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------ data */
 
 /*
- * The handler and its argument are installed together, as one pair that
- * never changes once published: a reporter holding a pair reads the one
- * that was current, whatever other threads install meanwhile.  Pairs are
- * kept for the life of the process and reused when the same pair is
- * installed again, so a program that switches between handlers does not
- * grow; the first HANDLER_STATIC pairs need no allocation.
+ * The handler and its argument, installed together: a reporter reads the
+ * pair as one, whatever other threads install meanwhile, without a lock
+ * and without the library allocating anything (so installing never
+ * fails).  Writers, serialised by handler_lock, make the sequence count
+ * odd, store the pair, and make it even again; a reader that sees the
+ * count odd, or changed across its reads of the pair, reads again.  A
+ * NULL fn is the default handler.
  */
-struct handler {
-	pool_error_handler_fn *fn;
-	void *arg;
-	struct handler *next; /* every pair ever made, guarded by the lock */
-};
-
-#define HANDLER_STATIC 8
-
 static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct handler handler_static[HANDLER_STATIC];
-static size_t handler_static_used;
-static struct handler *handler_pairs;
-/* Published with release, read with acquire: a reader sees the pair's
- * fields as they were written. */
-static _Atomic(struct handler *) current_handler;
+static _Atomic uint64_t handler_seq;
+static _Atomic(pool_error_handler_fn *) handler_fn;
+static _Atomic(void *) handler_arg;
 
 /* ------------------------------------------------------------ fork */
 
@@ -53,14 +44,57 @@ void report_fork_release(void)
 
 /* ------------------------------------------------------------ helpers */
 
+/* The pair installed now, read as one (see handler_seq). */
+static void handler_read(pool_error_handler_fn **fn, void **arg)
+{
+	for (;;) {
+		/* Acquire: pairs with the writer's release store of the even
+		 * count, so the pair read below is at least that new. */
+		uint64_t seq =
+		    atomic_load_explicit(&handler_seq, memory_order_acquire);
+		*fn = atomic_load_explicit(&handler_fn, memory_order_relaxed);
+		*arg = atomic_load_explicit(&handler_arg, memory_order_relaxed);
+		/* The fence orders the pair's loads before the count's second
+		 * load: it pairs with the writer's fence after its odd count. */
+		atomic_thread_fence(memory_order_acquire);
+		if (!(seq & 1) &&
+		    atomic_load_explicit(&handler_seq, memory_order_relaxed) ==
+		        seq)
+			return;
+		sched_yield();
+	}
+}
+
+/* The public name of a set's call, for the pool call made by one of its
+ * classes: "pool_free" -> "pool_set_free", and so on.  The class pools are
+ * the library's own: a program sees only the set, and only its calls. */
+static const char *set_call_name(const char *function)
+{
+	static const char *const names[][2] = {
+	    {"pool_malloc", "pool_set_malloc"},
+	    {"pool_calloc", "pool_set_calloc"},
+	    {"pool_realloc", "pool_set_realloc"},
+	    {"pool_strdup", "pool_set_strdup"},
+	    {"pool_free", "pool_set_free"},
+	    {"pool_trim", "pool_set_trim"},
+	    {"pool_usable_size", "pool_set_usable_size"},
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(function, names[i][0]) == 0)
+			return names[i][1];
+	return function;
+}
+
 static void default_handler(const pool_t *pool, const char *function,
                             const void *ptr, enum pool_error error, void *arg)
 {
 	char line[256];
-	(void)arg;
-	int n = snprintf(line, sizeof line,
-	                 "shiftpool: %s(): %s: %p (pool %p)\n", function,
-	                 pool_error_string(error), ptr, (const void *)pool);
+	/* A set's call is told with the set's address (arg, see
+	 * report_misuse()), a pool's with the pool's. */
+	int n = snprintf(line, sizeof line, "shiftpool: %s(): %s: %p (%s %p)\n",
+	                 function, pool_error_string(error), ptr,
+	                 pool != NULL ? "pool" : "set",
+	                 pool != NULL ? (const void *)pool : arg);
 	/* write(2), not stdio: the heap or stdout may be what is broken. */
 	if (n > 0) {
 		ssize_t w = write(STDERR_FILENO, line,
@@ -71,40 +105,38 @@ static void default_handler(const pool_t *pool, const char *function,
 	abort();
 }
 
-/* The pair (fn, arg): one made before, or a new one; NULL when memory for
- * it cannot be had.  Lock held. */
-static struct handler *handler_find(pool_error_handler_fn *fn, void *arg)
-{
-	struct handler *pair;
-
-	for (pair = handler_pairs; pair != NULL; pair = pair->next)
-		if (pair->fn == fn && pair->arg == arg)
-			return pair;
-	if (handler_static_used < HANDLER_STATIC)
-		pair = &handler_static[handler_static_used++];
-	else if ((pair = malloc(sizeof *pair)) == NULL)
-		return NULL;
-	pair->fn = fn;
-	pair->arg = arg;
-	pair->next = handler_pairs;
-	handler_pairs = pair;
-	return pair;
-}
+/* The public call being made on this thread, where a report deep inside
+ * it cannot be told otherwise (a corrupted link found by a trim); NULL for
+ * an allocation. */
+static __thread const char *current_call
+    __attribute__((tls_model("initial-exec")));
 
 /* ------------------------------------------------------------ internal API */
 
 void report_misuse(const struct pool *pool, const char *function,
                    const void *ptr, enum pool_error error)
 {
-	struct handler *h =
-	    atomic_load_explicit(&current_handler, memory_order_acquire);
+	pool_error_handler_fn *fn;
+	void *arg;
+	const pool_t *told = pool;
+
+	handler_read(&fn, &arg);
+	/* A class of a set: the report names the set's call, and the
+	 * handler is given no pool (the set is not one). */
+	if (pool != NULL && pool->set != NULL) {
+		function = set_call_name(function);
+		told = NULL;
+	}
 	/* The handler may abort: what the trace holds must reach the file
 	 * first. */
 	trace_flush();
-	if (h && h->fn)
-		h->fn(pool, function, ptr, error, h->arg);
+	if (fn != NULL)
+		fn(told, function, ptr, error, arg);
 	else
-		default_handler(pool, function, ptr, error, NULL);
+		default_handler(told, function, ptr, error,
+		                told == NULL && pool != NULL
+		                    ? (void *)pool->set
+		                    : NULL);
 }
 
 void report_detected(const struct pool *pool, const char *function,
@@ -119,7 +151,21 @@ void report_detected(const struct pool *pool, const char *function,
 
 void report_corrupted(struct pool *pool, const void *link)
 {
-	report_detected(pool, "pool_malloc", link, POOL_ERROR_CORRUPTED);
+	const char *call = current_call;
+	report_detected(pool, call != NULL ? call : "pool_malloc", link,
+	                POOL_ERROR_CORRUPTED);
+}
+
+const char *report_call_begin(const char *function)
+{
+	const char *outer = current_call;
+	current_call = function;
+	return outer;
+}
+
+void report_call_end(const char *outer)
+{
+	current_call = outer;
 }
 
 /* ------------------------------------------------------------ public API */
@@ -128,20 +174,32 @@ POOL_API pool_error_handler_fn *
 pool_set_error_handler(pool_error_handler_fn *fn, void *arg)
 {
 	pthread_mutex_lock(&handler_lock);
-	struct handler *old =
-	    atomic_load_explicit(&current_handler, memory_order_relaxed);
-	pool_error_handler_fn *previous = old ? old->fn : NULL;
-	struct handler *pair = handler_find(fn, arg);
-	if (pair != NULL)
-		atomic_store_explicit(&current_handler, pair,
-		                      memory_order_release);
+	pool_error_handler_fn *previous =
+	    atomic_load_explicit(&handler_fn, memory_order_relaxed);
+	uint64_t seq = atomic_load_explicit(&handler_seq, memory_order_relaxed);
+	atomic_store_explicit(&handler_seq, seq + 1, memory_order_relaxed);
+	/* Release fence: the odd count is seen before the new pair by any
+	 * reader that sees the pair (pairs with handler_read()'s fence). */
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&handler_fn, fn, memory_order_relaxed);
+	atomic_store_explicit(&handler_arg, arg, memory_order_relaxed);
+	/* Release: pairs with handler_read()'s acquire load of the count. */
+	atomic_store_explicit(&handler_seq, seq + 2, memory_order_release);
 	pthread_mutex_unlock(&handler_lock);
-	if (pair == NULL) {
-		/* Nothing changed: say so the only way this call can. */
-		errno = ENOMEM;
-		return NULL;
-	}
 	return previous;
+}
+
+POOL_API void pool_get_error_handler(pool_error_handler_fn **handler,
+                                     void **arg)
+{
+	pool_error_handler_fn *fn;
+	void *a;
+
+	handler_read(&fn, &a);
+	if (handler != NULL)
+		*handler = fn;
+	if (arg != NULL)
+		*arg = a;
 }
 
 POOL_API const char *pool_error_string(enum pool_error error)

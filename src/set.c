@@ -11,8 +11,8 @@
  * above the largest class, and pointers from outside the set, go through
  * the largest class: its fallback serves them and takes them back.  The
  * last page of every slice is a guard, and the registry answers for the
- * whole slice, so a pointer into a set that is no block never reaches
- * free().
+ * whole slice (for the largest class, the whole reservation), so a pointer
+ * into a set that is no block never reaches free().
  *
  * SPDX-License-Identifier: MIT
  */
@@ -26,11 +26,6 @@
 static bool power_of_two(size_t n)
 {
 	return n != 0 && (n & (n - 1)) == 0;
-}
-
-static unsigned log2_of(size_t power)
-{
-	return (unsigned)__builtin_ctzll(power);
 }
 
 /* The pool a pointer belongs to: its slice's class, or for a pointer from
@@ -54,7 +49,7 @@ static void set_release(struct pool_set *set)
 		hooks_mapping_forget(set->mapping, set->mapping_size);
 		munmap(set->mapping, set->mapping_size);
 	}
-	free(set);
+	meta_free(set, sizeof *set);
 }
 
 /*
@@ -69,8 +64,11 @@ static int set_reserve(struct pool_set *set, unsigned shift)
 	if (set->count > (SIZE_MAX - page) / slice - 1)
 		return ENOMEM;
 	size_t total = (size_t)set->count * slice + slice + page;
-	void *map =
-	    mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* MAP_NORESERVE: a set may be reserved far larger than memory (its
+	 * classes then never run out); only the pages of used blocks count,
+	 * as for a pool's region. */
+	void *map = mmap(NULL, total, PROT_NONE,
+	                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (map == MAP_FAILED)
 		return ENOMEM;
 	set->mapping = map;
@@ -81,12 +79,14 @@ static int set_reserve(struct pool_set *set, unsigned shift)
 	return 0;
 }
 
-POOL_API pool_set_t *pool_set_init(size_t min_block, size_t max_block,
-                                   size_t bytes_per_class, int flags)
+POOL_API pool_set_t *pool_set_init_with(size_t min_block, size_t max_block,
+                                        size_t bytes_per_class, int flags,
+                                        const pool_fallback_t *fallback)
 {
 	if (!power_of_two(min_block) || !power_of_two(max_block) ||
 	    min_block < POOL_MIN_BLOCK_SIZE || min_block > max_block ||
-	    max_block > POOL_MAX_BLOCK_SIZE || bytes_per_class == 0) {
+	    max_block > POOL_MAX_BLOCK_SIZE || bytes_per_class == 0 ||
+	    !arguments_valid(min_block, 1, flags, fallback)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -104,7 +104,7 @@ POOL_API pool_set_t *pool_set_init(size_t min_block, size_t max_block,
 	}
 	unsigned shift = (unsigned)(64 - __builtin_clzll((uint64_t)slice - 1));
 
-	struct pool_set *set = calloc(1, sizeof *set);
+	struct pool_set *set = meta_alloc(sizeof *set);
 	if (set == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -117,7 +117,7 @@ POOL_API pool_set_t *pool_set_init(size_t min_block, size_t max_block,
 	set->id = serial_next();
 	int error = set_reserve(set, shift);
 	if (error) {
-		free(set);
+		meta_free(set, sizeof *set);
 		errno = error;
 		return NULL;
 	}
@@ -129,14 +129,25 @@ POOL_API pool_set_t *pool_set_init(size_t min_block, size_t max_block,
 		                (unsigned)flags);
 	for (unsigned c = 0; c < set->count; c++) {
 		char *at = set->base + ((size_t)c << shift);
-		set->classes[c] = class_create(min_block << c, flags, at,
-		                               (size_t)1 << shift, set->id);
+		set->classes[c] = class_create(set, min_block << c, fallback,
+		                               at, (size_t)1 << shift);
 		if (set->classes[c] == NULL) {
 			error = errno;
 			set_release(set);
 			errno = error;
 			return NULL;
 		}
+	}
+	/* Pointers from outside every slice go to the largest class: it
+	 * answers for the whole reservation, so that one into the guard
+	 * page below the first slice, or the slack around the slices, is
+	 * reported, never handed to free(). */
+	error = registry_widen(set->classes[set->last], set->mapping,
+	                       (char *)set->mapping + set->mapping_size);
+	if (error) {
+		set_release(set);
+		errno = error;
+		return NULL;
 	}
 	/* Sizes by the log of their rounded size: below the first class to
 	 * it, above the last to the last (whose fallback serves them). */
@@ -149,6 +160,13 @@ POOL_API pool_set_t *pool_set_init(size_t min_block, size_t max_block,
 	if (flags & POOL_HUGEPAGES)
 		madvise(set->base, (size_t)set->count << shift, MADV_HUGEPAGE);
 	return set;
+}
+
+POOL_API pool_set_t *pool_set_init(size_t min_block, size_t max_block,
+                                   size_t bytes_per_class, int flags)
+{
+	return pool_set_init_with(min_block, max_block, bytes_per_class, flags,
+	                          NULL);
 }
 
 POOL_API void pool_set_destroy(pool_set_t *set)
@@ -169,40 +187,50 @@ POOL_API char *pool_set_strdup(pool_set_t *set, const char *s)
 		errno = EINVAL;
 		return NULL;
 	}
-	size_t size = strlen(s) + 1;
-	char *copy = pool_set_malloc(set, size);
-	if (copy != NULL)
-		memcpy(copy, s, size);
-	return copy;
+	size_t len = strlen(s) + 1;
+	return strdup_into(set_class_for_size(set, len), s, len);
 }
 
-/*
- * Within its class while the size fits (the class's own realloc, which
- * also serves a pointer from outside the set through the largest class);
- * else into the class that fits, the old block freed.
- */
+/* A pool's realloc, from the class of ptr to the class that fits size
+ * (the header says when a block stays where it is). */
 POOL_API void *pool_set_realloc(pool_set_t *set, void *ptr, size_t size)
 {
-	struct pool *from = class_for_pointer(set, ptr);
-	struct pool *to = set_class_for_size(set, size);
+	return realloc_call(class_for_pointer(set, ptr),
+	                    set_class_for_size(set, size), ptr, size);
+}
 
-	if (ptr == NULL)
-		return pool_set_malloc(set, size);
-	if (from == to || size == 0 || !region_contains(from, ptr))
-		return pool_realloc(from, ptr, size);
-	/* A live block of one class to another: checked as a free would be
-	 * (a block not handed out is reported and left alone). */
-	size_t index = region_slot(from, ptr);
-	if (index >= from->block_count || !block_is_live(from, index))
-		return pool_realloc(from, ptr, size);
-	void *moved = pool_set_malloc(set, size);
-	if (moved == NULL)
-		return NULL;
-	/* The caller's size is not kept: as much of the block as fits. */
-	hooks_block_expose(from, ptr);
-	memcpy(moved, ptr, size < from->block_size ? size : from->block_size);
-	pool_free(from, ptr);
-	return moved;
+POOL_API size_t pool_set_usable_size(const pool_set_t *set, const void *ptr)
+{
+	if (set == NULL)
+		return 0;
+	return usable_size_in(class_for_pointer(set, ptr), ptr);
+}
+
+POOL_API int pool_set_owns(const pool_set_t *set, const void *ptr)
+{
+	if (set == NULL)
+		return 0;
+	const struct pool *pool = class_for_pointer(set, ptr);
+	return region_slot(pool, ptr) < pool->block_count;
+}
+
+POOL_API size_t pool_set_class_size(const pool_set_t *set, size_t size)
+{
+	if (set == NULL)
+		return 0;
+	const struct pool *pool = set_class_for_size(set, size);
+	return size <= pool->block_size ? pool->block_size : 0;
+}
+
+POOL_API size_t pool_set_trim(pool_set_t *set)
+{
+	size_t bytes = 0;
+
+	if (set == NULL)
+		return 0;
+	for (unsigned c = 0; c < set->count; c++)
+		bytes += pool_trim(set->classes[c]);
+	return bytes;
 }
 
 POOL_API int pool_set_stats(const pool_set_t *set, size_t block_size,

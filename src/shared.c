@@ -45,14 +45,18 @@ void lock_wait(struct spin_lock *lock)
 {
 	unsigned backoff = LOCK_BACKOFF_MIN, at_max = 0;
 
+	atomic_fetch_add_explicit(&lock->waiting, 1, memory_order_relaxed);
 	for (;;) {
 		uint32_t expected = 0;
 		if (atomic_load_explicit(&lock->state, memory_order_relaxed) ==
 		        0 &&
 		    atomic_compare_exchange_weak_explicit(
 		        &lock->state, &expected, 1, memory_order_acquire,
-		        memory_order_relaxed))
+		        memory_order_relaxed)) {
+			atomic_fetch_sub_explicit(&lock->waiting, 1,
+			                          memory_order_relaxed);
 			return;
+		}
 		pause_for(backoff);
 		if (backoff < LOCK_BACKOFF_MAX) {
 			backoff *= 2;
@@ -62,6 +66,36 @@ void lock_wait(struct spin_lock *lock)
 		}
 	}
 }
+
+/* ------------------------------------------------------------ trim's work */
+
+/*
+ * A build for tests/trim-work (SHIFTPOOL_TRIM_COUNTERS, never the library
+ * itself) counts what pool_trim() does, in steps of work (a block or a
+ * bitmap word looked at, a system call), in all and in the longest time it
+ * held the pool, and calls a hook between the times it holds the pool, so
+ * that the test can use the pool there.
+ */
+#ifdef SHIFTPOOL_TRIM_COUNTERS
+uint64_t shiftpool_test_trim_work, shiftpool_test_trim_hold_max;
+void (*shiftpool_test_trim_between)(pool_t *pool);
+static uint64_t trim_hold;
+#define TRIM_WORK(n)      (shiftpool_test_trim_work += (n), trim_hold += (n))
+#define TRIM_HOLD_START() (trim_hold = 0)
+#define TRIM_HOLD_END()                                                        \
+	(shiftpool_test_trim_hold_max =                                        \
+	     trim_hold > shiftpool_test_trim_hold_max                          \
+	         ? trim_hold                                                   \
+	         : shiftpool_test_trim_hold_max)
+#define TRIM_BETWEEN(pool)                                                     \
+	(shiftpool_test_trim_between ? shiftpool_test_trim_between(pool)       \
+	                             : (void)0)
+#else
+#define TRIM_WORK(n)       ((void)0)
+#define TRIM_HOLD_START()  ((void)0)
+#define TRIM_HOLD_END()    ((void)0)
+#define TRIM_BETWEEN(pool) ((void)0)
+#endif
 
 /* ------------------------------------------------------------ helpers */
 
@@ -117,25 +151,287 @@ static bool take_released_chunk(struct pool *pool)
 	return false;
 }
 
-/* After shared_pop() refused: drops a corrupted list (*corrupt names the
- * block whose link was refused), then takes a block that is known to be
- * zero: from a chunk pool_trim() gave back, else a never-used one.  Lock
- * held. */
-static void *take_rest(struct pool *pool, void **corrupt)
+/* ------------------------------------------------------------ trim */
+
+/* The chunk of a block. */
+static size_t chunk_of(const struct pool *pool, const char *block)
+{
+	return (size_t)(block - pool->area) >> pool->chunk_shift;
+}
+
+/*
+ * pool_trim() gives back the pages of the chunks whose blocks are all
+ * free.  The free list runs through those blocks in any order: taking
+ * them off it one chunk at a time would walk the list once per chunk, all
+ * the while holding the pool.  Instead a trim works in steps of at most
+ * TRIM_STEP units of work (a block or a bitmap word looked at; a system
+ * call counts TRIM_CALL), and lets the pool go between them:
+ *
+ *  1. It takes the whole free list (the pool's list starts empty again:
+ *     blocks freed from now on go there) and sorts it, a block at a time:
+ *     a block whose chunk holds only free blocks is held aside (its bit in
+ *     held[], on no list), any other goes back on the pool's list.
+ *  2. It walks the chunks that hold blocks held aside, in address order:
+ *     one whose blocks are all held aside is given back (its pages
+ *     dropped, the chunk marked released, its blocks zero when they go out
+ *     again); the blocks held aside of any other (one of its blocks was
+ *     taken meanwhile) go back on the pool's list.
+ *
+ * Each block is sorted once and each chunk walked once: the work grows
+ * with the region, and no step holds the pool longer than TRIM_STEP.
+ * Between the steps the pool serves every call: when its list is empty a
+ * block comes from the list being sorted, then from a chunk given back or
+ * the never-used ones, and last from the blocks held aside (take_rest()),
+ * so a trim never makes an allocation fail.  Only a chunk whose pages the
+ * system dropped counts as given back (under mlockall() it refuses): the
+ * blocks of any other go back on the list with what they hold.
+ */
+#define TRIM_STEP 1024
+#define TRIM_CALL 32
+
+/* A step's work so far. */
+struct trim_step {
+	size_t spent;
+	size_t bytes;  /* given back by the trim */
+	void *corrupt; /* a link that must not be followed, to report */
+};
+
+static void spend(struct trim_step *step, size_t work)
+{
+	step->spent += work;
+	TRIM_WORK(work);
+}
+
+/* Bits [i, stop) of their word, stop - i <= 64 - i % 64. */
+static uint64_t bits_mask(size_t i, size_t stop)
+{
+	size_t n = stop - i;
+	return (n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1) << (i & 63);
+}
+
+/* Whether every bit of [first, end) of map is set (set true) or clear. */
+static bool bits_all(const uint64_t *map, size_t first, size_t end, bool set,
+                     struct trim_step *step)
+{
+	for (size_t i = first; i < end;) {
+		size_t stop = ((i >> 6) + 1) << 6;
+		if (stop > end)
+			stop = end;
+		uint64_t mask = bits_mask(i, stop);
+		spend(step, 1);
+		if ((map[i >> 6] & mask) != (set ? mask : 0))
+			return false;
+		i = stop;
+	}
+	return true;
+}
+
+/* Puts a free block on the pool's list.  Lock held. */
+static void list_push(struct pool *pool, char *block)
+{
+	link_store(pool, block, (uintptr_t)pool->shared.head, pool->hooks);
+	pool->shared.head = block;
+}
+
+/*
+ * Takes the first block of the list a trim sorts: NULL when it is empty,
+ * or when its link must not be followed (not a free block below bump, or
+ * more blocks than there were): *corrupt then names the block whose link
+ * it was, and the rest of the list is dropped (lost, never handed out
+ * twice).  Lock held.
+ */
+static char *sorting_take(struct pool *pool, void **corrupt)
 {
 	struct shared_list *list = &pool->shared;
+	char *block = list->sorting;
+
+	if (block == NULL)
+		return NULL;
+	size_t index = region_slot(pool, block);
+	if (index >= list->bump || bit_test(pool->allocated, index) ||
+	    bit_test(list->held, index) || list->sorting_left == 0) {
+		*corrupt = list->sorting_last;
+		list->sorting = NULL;
+		list->damaged = true;
+		return NULL;
+	}
+	list->sorting_left--;
+	list->sorting = (char *)(uintptr_t)link_load(pool, block, pool->hooks);
+	list->sorting_last = block;
+	return block;
+}
+
+/* Whether a chunk may be given back as things stand: every block of it
+ * used once and free now, and the chunk neither given back already nor
+ * being carved.  Lock held. */
+static bool chunk_may_go(struct pool *pool, size_t chunk,
+                         struct trim_step *step)
+{
+	struct shared_list *list = &pool->shared;
+	size_t first, end;
+
+	region_chunk_blocks(pool, chunk, &first, &end);
+	if (end > list->bump || first >= end ||
+	    bit_test(list->released, chunk) ||
+	    (list->carve < list->carve_end && list->carve >= first &&
+	     list->carve < end))
+		return false;
+	return bits_all(pool->allocated, first, end, false, step);
+}
+
+/* The blocks held aside in [first, end) back on the pool's list.  Lock
+ * held. */
+static void unhold(struct pool *pool, size_t first, size_t end,
+                   struct trim_step *step)
+{
+	struct shared_list *list = &pool->shared;
+
+	for (size_t i = first; i < end; i++) {
+		spend(step, 1);
+		if (bit_test_and_clear(list->held, i)) {
+			list->held_blocks--;
+			list_push(pool, region_block(pool, i));
+		}
+	}
+}
+
+/* Gives back the chunks [lo, hi), whose blocks are all held aside; those
+ * whose pages the system will not drop go back on the list.  Lock held. */
+static void give_back_chunks(struct pool *pool, size_t lo, size_t hi,
+                             struct trim_step *step)
+{
+	struct shared_list *list = &pool->shared;
+	size_t first, end;
+
+	spend(step, TRIM_CALL);
+	if (!region_drop_pages(region_chunk_address(pool, lo),
+	                       region_chunk_address(pool, hi))) {
+		/* One at a time, so that each that goes counts. */
+		if (hi - lo > 1) {
+			for (size_t c = lo; c < hi; c++)
+				give_back_chunks(pool, c, c + 1, step);
+		} else {
+			region_chunk_blocks(pool, lo, &first, &end);
+			unhold(pool, first, end, step);
+		}
+		return;
+	}
+	for (size_t c = lo; c < hi; c++) {
+		region_chunk_blocks(pool, c, &first, &end);
+		for (size_t i = first; i < end; i++)
+			bit_test_and_clear(list->held, i);
+		spend(step, end - first);
+		list->held_blocks -= end - first;
+		list->released_blocks += end - first;
+		bit_test_and_set(list->released, c);
+		if (c < list->released_cursor)
+			list->released_cursor = c;
+	}
+	step->bytes += (size_t)(region_chunk_address(pool, hi) -
+	                        region_chunk_address(pool, lo));
+}
+
+/* One step of a trim: sorts the taken list, else walks the chunks held
+ * aside, for about TRIM_STEP units.  Returns whether work is left.  Lock
+ * held. */
+static bool trim_step(struct pool *pool, struct trim_step *step)
+{
+	struct shared_list *list = &pool->shared;
+	size_t run_lo = 0, run_hi = 0, first, end;
+
+	step->spent = 0;
+	while (list->sorting != NULL && step->spent < TRIM_STEP) {
+		spend(step, 1);
+		char *block = sorting_take(pool, &step->corrupt);
+		if (block == NULL)
+			break;
+		size_t chunk = chunk_of(pool, block);
+		if (!chunk_may_go(pool, chunk, step)) {
+			list_push(pool, block);
+			continue;
+		}
+		bit_test_and_set(list->held, region_slot(pool, block));
+		list->held_blocks++;
+		if (chunk < list->held_lo)
+			list->held_lo = chunk;
+		if (chunk > list->held_hi)
+			list->held_hi = chunk;
+	}
+	if (list->sorting != NULL)
+		return true;
+	while (list->held_blocks > 0 && list->held_lo <= list->held_hi &&
+	       step->spent < TRIM_STEP) {
+		size_t c = list->held_lo++;
+		region_chunk_blocks(pool, c, &first, &end);
+		if (first >= end ||
+		    bits_all(list->held, first, end, false, step))
+			continue;
+		if (!bits_all(list->held, first, end, true, step) ||
+		    !bits_all(pool->allocated, first, end, false, step) ||
+		    bit_test(list->released, c)) {
+			unhold(pool, first, end, step);
+		} else if (run_hi == c) {
+			run_hi = c + 1;
+		} else {
+			if (run_hi != run_lo)
+				give_back_chunks(pool, run_lo, run_hi, step);
+			run_lo = c;
+			run_hi = c + 1;
+		}
+	}
+	if (run_hi != run_lo)
+		give_back_chunks(pool, run_lo, run_hi, step);
+	return list->held_blocks > 0;
+}
+
+/* A block the running trim holds aside, taken back when the pool has no
+ * other: the first above held_lo (none is below).  Lock held;
+ * held_blocks is not 0. */
+static size_t held_take(struct pool *pool)
+{
+	struct shared_list *list = &pool->shared;
+	size_t first, end;
+
+	region_chunk_blocks(pool, list->held_lo, &first, &end);
+	for (size_t w = first / 64;; w++) {
+		if (list->held[w] == 0)
+			continue;
+		size_t index = w * 64 + (size_t)__builtin_ctzll(list->held[w]);
+		list->held[w] &= list->held[w] - 1;
+		list->held_blocks--;
+		list->held_lo = chunk_of(pool, region_block(pool, index));
+		return index;
+	}
+}
+
+/* After shared_pop() refused: drops a corrupted list (*corrupt names the
+ * block whose link was refused), then takes a block from the list a trim
+ * sorts, else one known to be zero (*fresh): from a chunk pool_trim() gave
+ * back, or a never-used one; else one a trim holds aside.  Lock held. */
+static void *take_rest(struct pool *pool, bool *fresh, void **corrupt)
+{
+	struct shared_list *list = &pool->shared;
+	char *block;
+	size_t index;
 
 	if (list->head != NULL) {
 		/* head is only ever refused when a pop decoded it from
 		 * last's link. */
 		*corrupt = list->last;
 		list->head = NULL;
+		list->damaged = true;
 	}
-	size_t index;
-	if (list->carve < list->carve_end || take_released_chunk(pool)) {
+	*fresh = false;
+	if ((block = sorting_take(pool, corrupt)) != NULL) {
+		index = region_slot(pool, block);
+	} else if (list->carve < list->carve_end || take_released_chunk(pool)) {
 		index = list->carve++;
+		*fresh = true;
 	} else if (list->bump < pool->block_count) {
 		index = list->bump++;
+		*fresh = true;
+	} else if (list->held_blocks > 0) {
+		index = held_take(pool);
 	} else {
 		return NULL;
 	}
@@ -145,67 +441,6 @@ static void *take_rest(struct pool *pool, void **corrupt)
 	}
 	list->allocs++;
 	return region_block(pool, index);
-}
-
-/* Whether every block of a chunk is free and below bump, and the chunk
- * not given back already.  Lock held. */
-static bool chunk_is_free(struct pool *pool, size_t chunk)
-{
-	size_t first, end;
-	region_chunk_blocks(pool, chunk, &first, &end);
-	if (end > pool->shared.bump || first >= end ||
-	    bit_test(pool->shared.released, chunk))
-		return false;
-	for (size_t i = first; i < end; i++)
-		if (bit_test(pool->allocated, i))
-			return false;
-	return true;
-}
-
-/* The chunk of a block. */
-static size_t chunk_of(const struct pool *pool, const char *block)
-{
-	return (size_t)(block - pool->area) >> pool->chunk_shift;
-}
-
-/*
- * Takes off the free list every block of the chunks marked in *give (the
- * ones to give back), keeping the others in their order.  A link that
- * must not be followed ends the walk: the list is cut there, the blocks
- * behind it lost (never handed out twice), and *corrupt names the block.
- * Lock held.
- */
-static void unlink_chunks(struct pool *pool, const uint64_t *give,
-                          void **corrupt)
-{
-	struct shared_list *list = &pool->shared;
-	char *block = list->head, *from = NULL;
-	char *kept = NULL, *kept_tail = NULL;
-	size_t walked = 0;
-
-	while (block != NULL) {
-		size_t index = region_slot(pool, block);
-		if (index >= list->bump || bit_test(pool->allocated, index) ||
-		    walked++ >= list->bump) {
-			*corrupt = from != NULL ? from : list->last;
-			break;
-		}
-		char *next =
-		    (char *)(uintptr_t)link_load(pool, block, pool->hooks);
-		if (!bit_test(give, chunk_of(pool, block))) {
-			if (kept_tail != NULL)
-				link_store(pool, kept_tail, (uintptr_t)block,
-				           pool->hooks);
-			else
-				kept = block;
-			kept_tail = block;
-		}
-		from = block;
-		block = next;
-	}
-	if (kept_tail != NULL)
-		link_store(pool, kept_tail, 0, pool->hooks);
-	list->head = kept;
 }
 
 /* Blocks handed out now: the bits set below bump.  Lock held. */
@@ -225,9 +460,9 @@ void *shared_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 
 	shared_lock(pool);
 	void *block = shared_pop(pool, hooks);
-	*fresh = block == NULL;
+	*fresh = false;
 	if (block == NULL)
-		block = take_rest(pool, &corrupt);
+		block = take_rest(pool, fresh, &corrupt);
 	shared_unlock(pool);
 	/* Never with the lock held: the handler may call the library. */
 	if (corrupt != NULL)
@@ -235,65 +470,125 @@ void *shared_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 	return block;
 }
 
-/* Runs of chunks pool_trim() gives back with one system call each; more
- * runs than this take another walk of the list. */
-#define TRIM_RUNS 32
-
 size_t shared_trim(struct pool *pool)
 {
 	struct shared_list *list = &pool->shared;
-	void *corrupt = NULL;
-	size_t bytes = 0, first, end;
-	size_t run_lo[TRIM_RUNS], run_hi[TRIM_RUNS];
+	struct trim_step step = {0};
 
 	if (pool->flags & POOL_LOCK_MEMORY)
 		return 0;
 	shared_lock(pool);
-	for (size_t c = 0; c < pool->chunk_count && corrupt == NULL;) {
-		/* The next runs of chunks that became free since the last
-		 * trim, marked given back... */
-		unsigned runs = 0;
-		for (; c < pool->chunk_count && runs < TRIM_RUNS; c++) {
-			if (!chunk_is_free(pool, c))
-				continue;
-			bit_test_and_set(list->released, c);
-			region_chunk_blocks(pool, c, &first, &end);
-			list->released_blocks += end - first;
-			if (list->carve >= first && list->carve < end)
-				list->carve = list->carve_end = 0;
-			if (c < list->released_cursor)
-				list->released_cursor = c;
-			if (runs > 0 && run_hi[runs - 1] == c)
-				run_hi[runs - 1] = c + 1;
-			else
-				run_lo[runs] = c, run_hi[runs++] = c + 1;
-		}
-		if (runs == 0)
-			break;
-		/* ...off the list while their links are still there, then
-		 * their pages gone. */
-		unlink_chunks(pool, list->released, &corrupt);
-		for (unsigned r = 0; r < runs; r++)
-			bytes += region_give_back(
-			    pool, region_chunk_address(pool, run_lo[r]),
-			    region_chunk_address(pool, run_hi[r]));
-		/* A trim is long and rare: between its batches it lets the
-		 * threads that wait for the lock (backing off) have it. */
-		if (pool->mode == POOL_LOCKED && corrupt == NULL) {
-			shared_unlock(pool);
-			lock_give_way();
-			shared_lock(pool);
-		}
+	if (list->trimming) {
+		/* Another thread trims the pool: it gives back what this
+		 * call would. */
+		shared_unlock(pool);
+		return 0;
 	}
+	list->trimming = true;
+	list->sorting = list->head;
+	list->sorting_last = list->last;
+	list->sorting_left = list->bump;
+	list->head = NULL;
+	list->held_lo = SIZE_MAX;
+	list->held_hi = 0;
+	TRIM_HOLD_START();
+	while (trim_step(pool, &step)) {
+		TRIM_HOLD_END();
+		/* A trim is long and rare: between its steps the threads
+		 * that wait for the lock (backing off) have it. */
+		if (pool->mode == POOL_LOCKED) {
+			shared_unlock(pool);
+			if (lock_wanted(&pool->lock))
+				lock_give_way();
+			TRIM_BETWEEN(pool);
+			shared_lock(pool);
+		} else {
+			TRIM_BETWEEN(pool);
+		}
+		TRIM_HOLD_START();
+	}
+	TRIM_HOLD_END();
+	list->trimming = false;
 	shared_check(pool);
 	shared_unlock(pool);
 	/* A program may trim in a loop: the lock goes to the waiters in
 	 * between. */
-	if (pool->mode == POOL_LOCKED)
+	if (pool->mode == POOL_LOCKED && lock_wanted(&pool->lock))
 		lock_give_way();
-	if (corrupt != NULL)
-		report_corrupted(pool, corrupt);
-	return bytes;
+	if (step.corrupt != NULL)
+		report_corrupted(pool, step.corrupt);
+	return step.bytes;
+}
+
+void shared_fork_child(struct pool *pool)
+{
+	struct shared_list *list = &pool->shared;
+	struct trim_step step = {0};
+	char *block;
+	size_t first, end;
+
+	/* The thread that trimmed is not in the child: what it had taken
+	 * goes back on the list (a corrupted link found now is dropped
+	 * unreported: no report may be made here). */
+	if (!list->trimming)
+		return;
+	while ((block = sorting_take(pool, &step.corrupt)) != NULL)
+		list_push(pool, block);
+	for (size_t c = list->held_lo;
+	     list->held_blocks > 0 && c <= list->held_hi; c++) {
+		region_chunk_blocks(pool, c, &first, &end);
+		unhold(pool, first, end, &step);
+	}
+	list->trimming = false;
+}
+
+size_t shared_mark(struct pool *pool)
+{
+	shared_lock(pool);
+	size_t bump = pool->shared.bump;
+	shared_unlock(pool);
+	return bump;
+}
+
+size_t shared_take_back(struct pool *pool, void **out, size_t n, size_t mark)
+{
+	struct shared_list *list = &pool->shared;
+	unsigned hooks = pool->hooks;
+	size_t left = 0;
+
+	shared_lock(pool);
+	/* Last taken first: the never-used blocks the batch took from the
+	 * top of bump are at the top still (unless another thread took
+	 * more meanwhile), and the list gets back its order. */
+	for (size_t i = n; i-- > 0;) {
+		char *block = out[i];
+		size_t index = region_slot(pool, block);
+		if (index >= pool->block_count ||
+		    !bit_test_and_clear(pool->allocated, index)) {
+			/* The fallback's, kept at the end of what was
+			 * seen. */
+			out[n - 1 - left++] = block;
+			continue;
+		}
+		list->allocs--;
+		if (index + 1 == list->bump && index >= mark) {
+			/* Never used again: zero, as the caller never had
+			 * it, and the peak is what it was. */
+			hooks_block_expose(pool, block);
+			memset(block, 0, pool->block_size);
+			hooks_block_in(pool, block, hooks & ~HOOK_FILL);
+			list->bump--;
+			continue;
+		}
+		block_word_store(block, 0,
+		                 (uintptr_t)list->head ^ link_key(pool, block));
+		list->head = block;
+		hooks_block_in(pool, block, hooks);
+	}
+	shared_check(pool);
+	shared_unlock(pool);
+	memmove(out, out + n - left, left * sizeof *out);
+	return left;
 }
 
 bool shared_block_is_live(struct pool *pool, size_t index)
@@ -322,27 +617,44 @@ void shared_stats(struct pool *pool, pool_stats_t *out)
 }
 
 #ifdef SHIFTPOOL_ASSERTIONS
+/* The blocks of a list from block on, or SIZE_MAX when the list holds a
+ * link the fast path would refuse (reported when met: check only whole
+ * lists). */
+static size_t listed(struct pool *pool, char *block)
+{
+	struct shared_list *list = &pool->shared;
+	size_t count = 0, index;
+
+	for (; (index = region_slot(pool, block)) < list->bump;
+	     block = (char *)(uintptr_t)link_load(pool, block, pool->hooks)) {
+		if (bit_test(pool->allocated, index) ||
+		    bit_test(list->held, index) || count >= list->bump)
+			return SIZE_MAX;
+		count++;
+	}
+	return block == NULL ? count : SIZE_MAX;
+}
+
 void shared_check(struct pool *pool)
 {
 	struct shared_list *list = &pool->shared;
-	size_t listed = 0, index;
-	char *block = list->head;
+	size_t on_list = listed(pool, list->head);
+	size_t sorting = listed(pool, list->sorting);
+	size_t held = 0;
 
-	/* A list that holds a link the fast path would refuse is reported
-	 * when met; check only a list that is whole. */
-	for (; (index = region_slot(pool, block)) < list->bump;
-	     block = (char *)(uintptr_t)link_load(pool, block, pool->hooks)) {
-		if (bit_test(pool->allocated, index) || listed >= list->bump)
-			return;
-		listed++;
-	}
-	if (block != NULL)
+	if (on_list == SIZE_MAX || sorting == SIZE_MAX)
 		return;
-	/* Every block below bump is handed out, listed, in a chunk given
-	 * back, or still to carve, once. */
-	assert(listed + handed_out(pool) + list->released_blocks +
-	           (list->carve_end - list->carve) ==
-	       list->bump);
+	for (size_t w = 0; w < (pool->block_count + 63) / 64; w++)
+		held += (size_t)__builtin_popcountll(list->held[w]);
+	assert(held == list->held_blocks);
+	assert(list->trimming || (held == 0 && list->sorting == NULL));
+	/* Every block below bump is handed out, listed, on the list a trim
+	 * sorts or held aside by it, in a chunk given back, or still to
+	 * carve, once; but for those lost with a list dropped as
+	 * corrupted. */
+	size_t known = on_list + sorting + held + handed_out(pool) +
+	               list->released_blocks + (list->carve_end - list->carve);
+	assert(list->damaged ? known <= list->bump : known == list->bump);
 	assert(handed_out(pool) <= list->allocs);
 }
 #else

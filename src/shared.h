@@ -136,9 +136,22 @@ POOL_COLD void *shared_alloc_slow(struct pool *pool, bool *fresh,
                                   unsigned hooks);
 /* Whether the block of that index is handed out now. */
 bool shared_block_is_live(struct pool *pool, size_t index);
+/*
+ * A failed pool_malloc_bulk() taking back what it took, uncounted: mark is
+ * shared_mark() from before the batch (the never-used blocks it took above
+ * it become never used again, so the peak stays).  The pool's blocks of
+ * out[0, n) go back; the others (the fallback's) are moved to the start of
+ * out[], and their number returned, for the caller to free.
+ */
+size_t shared_mark(struct pool *pool);
+size_t shared_take_back(struct pool *pool, void **out, size_t n, size_t mark);
 /* pool_trim(): gives back the chunks of the region that hold only free
- * blocks; returns the bytes. */
+ * blocks; returns the bytes.  Linear in the region, and the pool is held
+ * for a bounded step at a time (shared.c). */
 size_t shared_trim(struct pool *pool);
+/* fork(), in the child, lock held: a trim the child's thread was not
+ * running is undone. */
+void shared_fork_child(struct pool *pool);
 /* The counters of pool_stats(); exact. */
 void shared_stats(struct pool *pool, pool_stats_t *out);
 /* Checks the list's invariant (internal.h) under --enable-debug. */

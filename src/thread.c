@@ -513,7 +513,7 @@ static void thread_exit(void *value)
 		struct thread_cache *next = tc->thread_next;
 		if (tc->pool)
 			cache_retire(tc);
-		free(tc);
+		meta_free(tc, sizeof *tc);
 		tc = next;
 	}
 	thread_caches = NULL;
@@ -534,7 +534,7 @@ static void prune_orphans(void)
 		struct thread_cache *tc = *link;
 		if (tc->pool == NULL) {
 			*link = tc->thread_next;
-			free(tc);
+			meta_free(tc, sizeof *tc);
 		} else {
 			link = &tc->thread_next;
 		}
@@ -556,7 +556,7 @@ static struct thread_cache *cache_lookup(struct pool *pool)
 	pthread_once(&exit_key_once, exit_key_create);
 	if (exit_key_error)
 		return NULL;
-	struct thread_cache *tc = calloc(1, sizeof *tc);
+	struct thread_cache *tc = meta_alloc(sizeof *tc);
 	if (tc == NULL)
 		return NULL;
 	tc->pool = pool;

@@ -154,6 +154,72 @@ START_TEST(test_bulk_all_or_nothing)
 }
 END_TEST
 
+/* The counters a failed batch must leave alone. */
+static void assert_counts(pool_t *pool, uint64_t allocs, uint64_t frees,
+                          size_t peak, const char *when)
+{
+	pool_stats_t st = stats_of(pool);
+	ck_assert_msg(st.allocs == allocs && st.frees == frees &&
+	                  st.peak_in_use == peak && st.in_use == allocs - frees,
+	              "%s: allocs %llu frees %llu in use %zu peak %zu, "
+	              "expected %llu, %llu, %llu, %zu",
+	              when, (unsigned long long)st.allocs,
+	              (unsigned long long)st.frees, st.in_use, st.peak_in_use,
+	              (unsigned long long)allocs, (unsigned long long)frees,
+	              (unsigned long long)(allocs - frees), peak);
+}
+
+/*
+ * A batch that fails takes nothing, and counts nothing either: allocs,
+ * frees and the peak are those from before it, on a fresh pool and on one
+ * in use, with and without the debug fill.
+ */
+START_TEST(test_bulk_failed_uncounted)
+{
+	int mode = test_modes[_i];
+	const int options[] = {0, POOL_DEBUG_FILL};
+
+	for (size_t o = 0; o < sizeof options / sizeof options[0]; o++) {
+		pool_t *pool =
+		    test_pool(64, 16, mode | POOL_NO_FALLBACK | options[o]);
+		void *held[5], *out[17];
+
+		ck_assert_uint_eq(pool_malloc_bulk(pool, 64, 17, out), 0);
+		assert_counts(pool, 0, 0, 0, "a failed batch of 17 of 16");
+		for (size_t i = 0; i < 5; i++)
+			ck_assert_ptr_nonnull(held[i] = pool_malloc(pool, 64));
+		pool_free(pool, held[3]);
+		pool_free(pool, held[4]);
+		assert_counts(pool, 5, 2, 5, "5 taken, 2 freed");
+		errno = 0;
+		ck_assert_uint_eq(pool_malloc_bulk(pool, 64, 14, out), 0);
+		ck_assert_int_eq(errno, ENOMEM);
+		assert_counts(pool, 5, 2, 5, "a failed batch of 14 of 13");
+		/* What it took went back whole: every block again, calloc's
+		 * read zero. */
+		ck_assert_uint_eq(pool_malloc_bulk(pool, 64, 13, out), 13);
+		ck_assert_uint_eq(check_batch(pool, out, 13, 64), 13);
+		assert_counts(pool, 18, 2, 16, "the batch of 13");
+		assert_exhausted(pool);
+		pool_free_bulk(pool, 13, out);
+		for (size_t i = 0; i < 13; i++) {
+			void *p = pool_calloc(pool, 1, 64);
+			ck_assert_ptr_nonnull(p);
+			assert_bytes(p, 64, 0, "pool_calloc() after a batch");
+			out[i] = p;
+		}
+		pool_free_bulk(pool, 13, out);
+		pool_free_bulk(pool, 3, held);
+		assert_counts(pool, 31, 31, 16, "all back");
+	}
+}
+END_TEST
+
+/* The modes whose failed batch is taken back exactly: the first ones of
+ * test_modes, all but POOL_PER_THREAD, whose batch is taken back through
+ * its own free path. */
+#define UNCOUNTED_MODES (TEST_MODE_COUNT - 1)
+
 /* A fallback allocation that fails halfway: nothing allocated, from the
  * pool or the fallback. */
 START_TEST(test_bulk_fallback_fails)
@@ -259,6 +325,7 @@ Suite *bulk_suite(void)
 	test_add_every_mode(tc, test_bulk_spills_to_fallback);
 	test_add_every_mode(tc, test_bulk_all_or_nothing);
 	test_add_every_mode(tc, test_bulk_fallback_fails);
+	tcase_add_loop_test(tc, test_bulk_failed_uncounted, 0, UNCOUNTED_MODES);
 	test_add_every_mode(tc, test_bulk_free_misuse);
 	test_add_concurrent_modes(tc, test_bulk_cross_thread);
 	return s;

@@ -229,6 +229,66 @@ START_TEST(test_region_edges)
 }
 END_TEST
 
+/*
+ * Addresses inside the pool's own mappings that are no block: the lower
+ * guard page, the unused start of the first page (when the blocks do not
+ * fill whole pages), one past the last block and the upper guard page.
+ * Each is reported as an invalid pointer by every call that frees, and
+ * none reaches free() (which would abort, or fault on the guard page).
+ */
+static void check_mapping_edges(int mode, size_t bs, size_t count)
+{
+	pool_t *pool = test_pool(bs, count, mode);
+	void **blocks = take_every_block(pool, 1);
+	char *base = assert_region_blocks(blocks, count, bs);
+	char *end = base + bs * count;
+	size_t page = page_size();
+	char *area = (char *)((uintptr_t)base & ~(uintptr_t)(page - 1));
+	char *edges[8];
+	size_t n = 0;
+	unsigned seen = 0;
+
+	misuse_record();
+	edges[n++] = area - page; /* the lower guard page's first byte */
+	edges[n++] = base - 16;   /* the lead's last slot, or the guard */
+	if (area < base) {
+		edges[n++] = area; /* the unused start of the first page */
+		edges[n++] = area + 16;
+	}
+	edges[n++] = end; /* one past the last block */
+	edges[n++] = end + 16;
+	edges[n++] = end + page - 16; /* the upper guard page's last slot */
+	for (size_t i = 0; i < n; i++) {
+		char *ptr = edges[i];
+		pool_free(pool, ptr);
+		assert_reported(&seen, pool, ptr, POOL_ERROR_INVALID_POINTER,
+		                "pool_free");
+		errno = 0;
+		ck_assert_ptr_null(pool_realloc(pool, ptr, 8));
+		assert_reported(&seen, pool, ptr, POOL_ERROR_INVALID_POINTER,
+		                "pool_realloc");
+		pool_free_bulk(pool, 1, (void *const *)&edges[i]);
+		assert_reported(&seen, pool, ptr, POOL_ERROR_INVALID_POINTER,
+		                "pool_free_bulk");
+	}
+	pool_stats_t st = stats_of(pool);
+	ck_assert_uint_eq(st.fallback_frees, 0);
+	ck_assert_uint_eq(st.in_use, count);
+	give_back(pool, blocks, count);
+}
+
+START_TEST(test_mapping_edges)
+{
+	int mode = test_modes[_i];
+
+	/* Less than a page (a lead before the first block), whole pages,
+	 * and blocks larger than a page. */
+	check_mapping_edges(mode, 256, 3);
+	check_mapping_edges(mode, 16, 4096);
+	check_mapping_edges(mode, 8192, 2);
+}
+END_TEST
+
 /* ------------------------------------------------------------ double free */
 
 START_TEST(test_double_free)
@@ -636,6 +696,7 @@ Suite *misuse_suite(void)
 
 	tc = test_tcase(s, "edges");
 	test_add_every_mode(tc, test_region_edges);
+	test_add_every_mode(tc, test_mapping_edges);
 
 	tc = test_tcase(s, "double_free");
 	test_add_every_mode(tc, test_double_free);

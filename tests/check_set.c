@@ -558,7 +558,10 @@ START_TEST(test_set_misuse)
 	pool_set_free(set, (void *)(slice + PER_CLASS - page_size()));
 	pool_set_free(set, (void *)(slice - 64));
 	ck_assert_uint_eq(misuse_count(), 5);
-	ck_assert_str_eq(misuse_last().function, "pool_free");
+	/* Reports name the set's call, and give no pool: the classes are
+	 * the set's own. */
+	ck_assert_str_eq(misuse_last().function, "pool_set_free");
+	ck_assert_ptr_null(misuse_last().pool);
 	pool_set_free(set, b);
 	ck_assert_uint_eq(misuse_count(), 5);
 	pool_stats_t total;
@@ -668,6 +671,57 @@ START_TEST(test_set_threads)
 }
 END_TEST
 
+/*
+ * The set's reservation around its slices: the guard page and the slack
+ * below the first slice, and what lies past the last.  No block is there,
+ * yet the addresses are the set's: each is reported as an invalid pointer,
+ * never handed to free() (which would abort, or fault on a page that is
+ * not accessible).
+ */
+START_TEST(test_set_reservation_edges)
+{
+	int mode = test_modes[_i];
+	pool_set_t *set = test_set(mode);
+	size_t classes = (size_t)__builtin_ctzll(MAX_BLOCK / MIN_BLOCK) + 1;
+	size_t page = page_size();
+	char *first = pool_set_malloc(set, MIN_BLOCK);
+
+	ck_assert_ptr_nonnull(first);
+	/* Slices are aligned to their size; the first is the smallest
+	 * class's. */
+	char *lo = (char *)((uintptr_t)first & ~(uintptr_t)(PER_CLASS - 1));
+	char *hi = lo + classes * PER_CLASS;
+	char *edges[] = {lo - 16, lo - page, hi, hi + 16, hi + page - 16};
+
+	misuse_record();
+	unsigned seen = 0;
+	for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+		pool_set_free(set, edges[i]);
+		expect(misuse_count() == seen + 1 &&
+		           misuse_last().error == POOL_ERROR_INVALID_POINTER &&
+		           misuse_last().ptr == edges[i],
+		       "pool_set_free(%p): not one invalid-pointer report",
+		       (void *)edges[i]);
+		seen++;
+		errno = 0;
+		ck_assert_ptr_null(pool_set_realloc(set, edges[i], MIN_BLOCK));
+		expect(misuse_count() == seen + 1 &&
+		           misuse_last().error == POOL_ERROR_INVALID_POINTER &&
+		           misuse_last().ptr == edges[i],
+		       "pool_set_realloc(%p): not one invalid-pointer report",
+		       (void *)edges[i]);
+		seen++;
+	}
+	pool_stats_t total;
+	ck_assert_int_eq(pool_set_stats(set, 0, &total), 0);
+	ck_assert_uint_eq(total.in_use, 1);
+	ck_assert_uint_eq(total.fallback_frees, 0);
+	pool_set_free(set, first);
+	ck_assert_uint_eq(misuse_count(), seen);
+	pool_set_destroy(set);
+}
+END_TEST
+
 Suite *set_suite(void)
 {
 	Suite *s = suite_create("set");
@@ -679,6 +733,7 @@ Suite *set_suite(void)
 	test_add_every_mode(tc, test_set_above_max);
 	test_add_every_mode(tc, test_set_realloc);
 	test_add_every_mode(tc, test_set_misuse);
+	test_add_every_mode(tc, test_set_reservation_edges);
 	test_add_every_mode(tc, test_set_arguments);
 	test_add_every_mode(tc, test_set_stats_print);
 	test_add_concurrent_modes(tc, test_set_threads);

@@ -17,11 +17,46 @@ AM_TESTS_ENVIRONMENT = \
 	export abs_top_builddir abs_top_srcdir MAKE CC NM PKG_CONFIG \
 	CONSUMER_CFLAGS libdir includedir pkgconfigdir PACKAGE_VERSION PYTHON3;
 
-# The symbol and pkg-config tests need no Check.
-TESTS += %reldir%/symbols.sh %reldir%/pkgconfig.sh %reldir%/layers.sh
+# pool_trim()'s work counted, from a build of the library's sources with
+# the counters and the invariant checks (never the library itself).
+check_PROGRAMS += %reldir%/trim-work
+TESTS += %reldir%/trim-work
+%canon_reldir%_trim_work_SOURCES = %reldir%/trim-work.c \
+	%reldir%/safety-util.h $(src_libshiftpool_la_SOURCES)
+%canon_reldir%_trim_work_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/src \
+	-DSHIFTPOOL_TRIM_COUNTERS -DSHIFTPOOL_ASSERTIONS
+%canon_reldir%_trim_work_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+
+# The symbol, pkg-config and interposition tests need no Check.
+TESTS += %reldir%/symbols.sh %reldir%/pkgconfig.sh %reldir%/layers.sh \
+	%reldir%/interpose.sh
 dist_noinst_SCRIPTS += %reldir%/symbols.sh %reldir%/pkgconfig.sh \
-	%reldir%/no-check.sh %reldir%/layers.sh
-EXTRA_DIST += %reldir%/pkgconfig-consumer.c
+	%reldir%/no-check.sh %reldir%/layers.sh %reldir%/interpose.sh
+EXTRA_DIST += %reldir%/pkgconfig-consumer.c %reldir%/interpose-driver.c
+
+# The Debian packaging agrees with configure.ac and the built library
+# (SKIP in a tree without debian/).  debian/ is distributed: the release
+# tarball builds the packages too.
+TESTS += %reldir%/debian.sh
+dist_noinst_SCRIPTS += %reldir%/debian.sh
+EXTRA_DIST += \
+	debian/README.source \
+	debian/changelog \
+	debian/control \
+	debian/copyright \
+	debian/libshiftpool-dev.lintian-overrides \
+	debian/libshiftpool-malloc.lintian-overrides \
+	debian/libshiftpool0.lintian-overrides \
+	debian/shiftpool-tools.lintian-overrides \
+	debian/libshiftpool-dev.install \
+	debian/libshiftpool0.install \
+	debian/libshiftpool0.symbols \
+	debian/rules \
+	debian/ship.mk \
+	debian/shiftpool-tools.install \
+	debian/source/format \
+	debian/update-symbols \
+	tools/deb-check.sh
 
 if HAVE_CHECK
 # One runner for every Check suite: a main, shared helpers, one file per

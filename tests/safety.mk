@@ -33,6 +33,9 @@
 #	tests/safety-hugepages     POOL_HUGEPAGES: half of a 64 MiB region or
 #	                           more in AnonHugePages, every mode; SKIP
 #	                           without transparent huge pages
+#	tests/safety-mlockall      pool_trim() under mlockall(): nothing
+#	                           counted as given back, pool_calloc() still
+#	                           zero; SKIP where mlockall() is refused
 #	tests/safety-setuid.sh     a set-user-ID program ignores
 #	                           SHIFTPOOL_TRACE and SHIFTPOOL_DEBUG (runs
 #	                           tests/safety-setuid-helper); SKIP unless
@@ -57,6 +60,7 @@ SAFETY_TESTS = \
 	%reldir%/safety-handler \
 	%reldir%/safety-handler-switch \
 	%reldir%/safety-hugepages \
+	%reldir%/safety-mlockall \
 	%reldir%/safety-setuid.sh
 
 check_PROGRAMS += \
@@ -74,6 +78,7 @@ check_PROGRAMS += \
 	%reldir%/safety-handler \
 	%reldir%/safety-handler-switch \
 	%reldir%/safety-hugepages \
+	%reldir%/safety-mlockall \
 	%reldir%/safety-setuid-helper
 TESTS += $(SAFETY_TESTS)
 dist_noinst_SCRIPTS += %reldir%/safety-valgrind.sh \
@@ -136,6 +141,10 @@ dist_noinst_SCRIPTS += %reldir%/safety-valgrind.sh \
 %canon_reldir%_safety_hugepages_SOURCES = %reldir%/safety-hugepages.c \
 	%reldir%/safety-util.h
 %canon_reldir%_safety_hugepages_LDADD = src/libshiftpool.la
+
+%canon_reldir%_safety_mlockall_SOURCES = %reldir%/safety-mlockall.c \
+	%reldir%/safety-util.h
+%canon_reldir%_safety_mlockall_LDADD = src/libshiftpool.la
 
 # Copied and made set-user-ID by a script: a program that needs no
 # uninstalled shared library (the dynamic loader ignores LD_LIBRARY_PATH

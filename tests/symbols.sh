@@ -61,6 +61,15 @@ ${CC:-cc} -E -DSHIFTPOOL_NO_ATTRIBUTES -DSHIFTPOOL_INLINE -x c "$header" |
 		}
 	' | tr ';' '\n' |
 	awk '
+		# Members of a structure (a function pointer among them) are
+		# no declarations of the library.
+		{
+			line = $0
+			outer = depth
+			depth += gsub(/[{]/, "{", line) - gsub(/[}]/, "}", line)
+			if (outer > 0)
+				next
+		}
 		{ sub(/^[ \t{}]+/, "") }
 		/^typedef[ \t]/ { next }
 		/^static[ \t]/ { next }
