@@ -29,11 +29,6 @@
 /* replace: the size of every request. */
 #define REPLACE_SIZE 64
 
-int workload_is_mt(enum workload workload)
-{
-	return (MT_WORKLOADS >> workload) & 1;
-}
-
 /* The thread counts: --threads when given, else 1 and 2 (replace: and
  * 256, more threads than any machine here has CPUs). */
 static struct size_list mt_threads(const struct options *o, enum workload w)

@@ -13,6 +13,7 @@
 #include "workload.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #define CACHE_LINE 64
 
@@ -27,6 +29,20 @@
 #define WARMUP_SHARE 0.2
 
 enum phase { PHASE_WARMUP, PHASE_TIMED, PHASE_STOP };
+
+/* Prints a message to stderr and ends the worker with status 1. */
+static inline __attribute__((noreturn, format(printf, 1, 2))) void
+worker_fail(const char *format, ...)
+{
+	va_list args;
+
+	va_start(args, format);
+	vfprintf(stderr, format, args);
+	va_end(args);
+	fputc('\n', stderr);
+	fflush(stderr);
+	_exit(1);
+}
 
 static inline uint64_t now_ns(void)
 {

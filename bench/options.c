@@ -2,7 +2,9 @@
  * The command line of ./bench and of its workers: the names of the
  * workloads and the allocators, the options with their defaults (the
  * figures of the published measurements these workloads reproduce, see
- * README.md) and --help.  cases.c resolves one case from them.
+ * README.md) and --help, and what the names are (which workloads run
+ * programs, which allocators are pools).  cases.c resolves one case from
+ * them.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -114,6 +116,138 @@ static const struct option long_options[] = {
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
+
+/* ------------------------------------------------------------ names */
+
+const char *allocator_worker(enum allocator allocator)
+{
+	switch (allocator) {
+	case ALLOCATOR_GLIBC:
+	case ALLOCATOR_GLIBC_NOTRIM:
+		return "bench-glibc";
+	case ALLOCATOR_TCMALLOC:
+		return "bench-tcmalloc";
+	case ALLOCATOR_JEMALLOC:
+		return "bench-jemalloc";
+	case ALLOCATOR_MIMALLOC:
+		return "bench-mimalloc";
+	case ALLOCATOR_GSLICE:
+		return "bench-gslice";
+	case ALLOCATOR_DPDK:
+		return "bench-dpdk";
+	case ALLOCATOR_BOOST:
+		return "bench-boost";
+	case ALLOCATOR_POOL_SINGLE:
+	case ALLOCATOR_POOL_LOCKED:
+	case ALLOCATOR_POOL_PER_THREAD:
+	case ALLOCATOR_POOL_SET_SINGLE:
+	case ALLOCATOR_POOL_SET_LOCKED:
+	case ALLOCATOR_POOL_SET_PER_THREAD:
+		return "bench-pool";
+	case ALLOCATOR_POOL_SINGLE_INLINE:
+	case ALLOCATOR_POOL_PER_THREAD_INLINE:
+		return "bench-pool-inline";
+	default:
+		return "bench-floor";
+	}
+}
+
+int workload_is_external(enum workload workload)
+{
+	return workload == WORKLOAD_HTTP || workload == WORKLOAD_CURL;
+}
+
+int allocator_applies(enum allocator allocator, enum workload workload)
+{
+	/* curl-pool has --allocator=pool (POOL_LOCKED, or --pool-mode=
+	 * per-thread) and --allocator=system (glibc's malloc). */
+	/* The sets serve mixed sizes, the workload made for them; in mixed,
+	 * a pool or a fixed-size pool would send most requests to its
+	 * fallback or waste most of its blocks. */
+	/* replace asks for one size, where the pools in every mode take
+	 * part; the other mt workloads ask for many, as mixed does.  The
+	 * fixed-size pools and the inline rows sit these out. */
+	if (workload == WORKLOAD_REPLACE)
+		return allocator != ALLOCATOR_STACK &&
+		       !allocator_is_fixed_size(allocator) &&
+		       !allocator_is_inline(allocator) &&
+		       !allocator_is_pool_set(allocator);
+	if (workload == WORKLOAD_MIXED || workload_is_mt(workload))
+		return allocator != ALLOCATOR_STACK &&
+		       !allocator_is_fixed_size(allocator) &&
+		       !allocator_is_pool_mode(allocator);
+	if (allocator_is_pool_set(allocator))
+		return 0;
+	/* The inline rows where the pool_malloc(), pool_calloc() and
+	 * pool_free() of a worker are the work: not the bulk calls, not the
+	 * memory a block costs, not the external programs. */
+	if (allocator_is_inline(allocator) &&
+	    (workload == WORKLOAD_BULK || workload == WORKLOAD_FOOTPRINT ||
+	     workload_is_external(workload)))
+		return 0;
+	if (workload == WORKLOAD_CURL)
+		return allocator == ALLOCATOR_GLIBC ||
+		       allocator == ALLOCATOR_POOL_LOCKED ||
+		       allocator == ALLOCATOR_POOL_PER_THREAD;
+	if (workload == WORKLOAD_HTTP)
+		return allocator != ALLOCATOR_STACK &&
+		       allocator != ALLOCATOR_FLOOR &&
+		       allocator != ALLOCATOR_GLIBC_NOTRIM &&
+		       !allocator_is_fixed_size(allocator);
+	return allocator != ALLOCATOR_STACK || workload == WORKLOAD_SORT;
+}
+
+int allocator_is_optional(enum allocator allocator)
+{
+	return allocator_is_fixed_size(allocator);
+}
+
+int allocator_is_fixed_size(enum allocator allocator)
+{
+	return allocator == ALLOCATOR_GSLICE || allocator == ALLOCATOR_DPDK ||
+	       allocator == ALLOCATOR_BOOST;
+}
+
+int allocator_is_pool_set(enum allocator allocator)
+{
+	return allocator == ALLOCATOR_POOL_SET_SINGLE ||
+	       allocator == ALLOCATOR_POOL_SET_LOCKED ||
+	       allocator == ALLOCATOR_POOL_SET_PER_THREAD;
+}
+
+int allocator_is_inline(enum allocator allocator)
+{
+	return allocator == ALLOCATOR_POOL_SINGLE_INLINE ||
+	       allocator == ALLOCATOR_POOL_PER_THREAD_INLINE;
+}
+
+int allocator_is_pool_mode(enum allocator allocator)
+{
+	return allocator == ALLOCATOR_POOL_SINGLE ||
+	       allocator == ALLOCATOR_POOL_LOCKED ||
+	       allocator == ALLOCATOR_POOL_PER_THREAD ||
+	       allocator_is_inline(allocator);
+}
+
+int allocator_pool_flags(enum allocator allocator)
+{
+	switch (allocator) {
+	case ALLOCATOR_POOL_SINGLE:
+	case ALLOCATOR_POOL_SINGLE_INLINE:
+	case ALLOCATOR_POOL_SET_SINGLE:
+		return POOL_SINGLE;
+	case ALLOCATOR_POOL_LOCKED:
+	case ALLOCATOR_POOL_SET_LOCKED:
+		return POOL_LOCKED;
+	default:
+		return POOL_PER_THREAD;
+	}
+}
+
+int workload_is_mt(enum workload workload)
+{
+	return (MT_WORKLOADS >> workload) & 1;
+}
 
 /* ------------------------------------------------------------ helpers */
 

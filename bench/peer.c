@@ -7,7 +7,6 @@
 #include "config.h"
 
 #include "peer.h"
-#include "workload.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_version.h>
+#include <unistd.h>
 #endif
 #if defined(BENCH_PEER_JEMALLOC)
 int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp,
@@ -105,8 +105,13 @@ void peer_thread_enter(void)
 	/* An unregistered thread has no lcore id, hence no mempool cache:
 	 * every get and put would go to the shared ring.  DPDK's own
 	 * applications run their threads as lcores. */
-	if (rte_thread_register() != 0)
-		worker_fail("rte_thread_register: %s", rte_strerror(rte_errno));
+	if (rte_thread_register() != 0) {
+		/* Without it the case cannot run: the worker ends here, as
+		 * the workloads' worker_fail() ends it. */
+		fprintf(stderr, "rte_thread_register: %s\n",
+		        rte_strerror(rte_errno));
+		_exit(1);
+	}
 #endif
 }
 

@@ -17,24 +17,11 @@
 #include "harness.h"
 
 #include <dlfcn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
-
-void worker_fail(const char *format, ...)
-{
-	va_list args;
-
-	va_start(args, format);
-	vfprintf(stderr, format, args);
-	va_end(args);
-	fputc('\n', stderr);
-	fflush(stderr);
-	_exit(1);
-}
 
 /* Runs the case's workload on its peer, opened here (footprint opens
  * its own: it measures the set-up too). */

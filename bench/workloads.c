@@ -3,7 +3,7 @@
  * oversize, lighttpd, parallel, sort, xthread) and pair, bulk and
  * footprint (see README.md), written once against peer.h and compiled
  * into every worker; the threaded workloads of many sizes are in
- * workloads-mt.c, the helpers both use in harness.h.
+ * workloads-mt.c, and what both use in harness.h.
  *
  * Every workload follows the same shape: set-up outside the timed region
  * (pool_init() in peer_open(), input data, pointer arrays, and for the
