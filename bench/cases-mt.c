@@ -263,14 +263,15 @@ void mt_case_describe(const struct bench_case *c, char *buf, size_t size)
 		snprintf(buf, size,
 		         "T threads each keep %zu objects live and %zu times "
 		         "free a random one and malloc a size drawn from "
-		         "%zu..%zu B, density 1/size^0.95 (seeded), in its "
-		         "place; op = one free and one malloc",
+		         "%zu..%zu B (seeded; each power of two alike, near "
+		         "glibc's 1/size^0.95) in its place; op = one free "
+		         "and one malloc",
 		         c->live, c->repeat, c->min_size, c->max_size);
 		break;
 	case WORKLOAD_ALLOC_TEST:
 		snprintf(buf, size,
 		         "T threads each %zu times either malloc (%zu..%zu B, "
-		         "density 1/size^0.95) or free a random live object, "
+		         "as glibc-thread) or free a random live object, "
 		         "the live set growing (6 in 10 malloc) to %zu and "
 		         "shrinking (4 in 10) to %zu in turn; op = one call",
 		         c->repeat, c->min_size, c->max_size, c->live,
