@@ -13,7 +13,7 @@
 # A run by hand: it downloads code, runs for many minutes and is never
 # part of the build, of `make check` or of CI.  See bench/README.md.
 #
-#   bench/mimalloc-bench.sh                       # clone, build, 3 rounds (an hour)
+#   bench/mimalloc-bench.sh                       # clone, build, 3 rounds (40 min)
 #   bench/mimalloc-bench.sh --quick --rounds=1    # shorter runs, a look
 #   bench/mimalloc-bench.sh --src=DIR --lib=build/src/.libs/libshiftpool-malloc.so
 #
