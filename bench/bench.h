@@ -30,8 +30,14 @@ enum workload {
 	WORKLOAD_BULK,      /* pair's loop, BULK_BATCH blocks at a time */
 	WORKLOAD_FOOTPRINT, /* RSS of N live blocks over their bytes */
 	WORKLOAD_MIXED,     /* libcurl's sizes, a window of live objects */
-	WORKLOAD_HTTP,      /* bench/httpd under wrk (external programs) */
-	WORKLOAD_CURL,      /* examples/curl-pool from lighttpd (external) */
+	/* The published allocator benchmarks' patterns (workloads-mt.c): */
+	WORKLOAD_LARSON,       /* a server: slots handed to successor threads */
+	WORKLOAD_XMALLOC,      /* producers' batches freed by consumers */
+	WORKLOAD_GLIBC_THREAD, /* glibc's bench-malloc-thread */
+	WORKLOAD_ALLOC_TEST,   /* a live set that grows and shrinks */
+	WORKLOAD_REPLACE,      /* H live 64 B blocks a thread, T up to 256 */
+	WORKLOAD_HTTP,         /* bench/httpd under wrk (external programs) */
+	WORKLOAD_CURL,         /* examples/curl-pool from lighttpd (external) */
 	WORKLOAD_COUNT
 };
 
@@ -112,6 +118,16 @@ int allocator_pool_flags(enum allocator allocator);
 #define MIXED_MAX_BLOCK ((size_t)64 << 10)
 #define MIXED_OPS       ((size_t)1 << 20) /* per thread, unless --repeat */
 
+/*
+ * larson, xmalloc, glibc-thread, alloc-test and replace (workloads-mt.c,
+ * cases in cases-mt.c).  Their pool rows are the sets, classes
+ * MT_MIN_BLOCK to MT_MAX_BLOCK, except replace's (one size: the pools).
+ * xmalloc's producers pass XMALLOC_BATCH objects at a time.
+ */
+#define MT_MIN_BLOCK  16
+#define MT_MAX_BLOCK  ((size_t)32 << 10)
+#define XMALLOC_BATCH 256
+
 /* bulk: the blocks an operation allocates, and frees, together (DPDK's
  * rte_mempool_get_bulk() takes up to its cache size at once). */
 #define BULK_BATCH 16
@@ -155,6 +171,10 @@ struct options {
 	struct size_list threads, n, len;
 	struct size_list sizes; /* pair, bulk, footprint: request sizes */
 	int sizes_given;        /* footprint's differ unless given */
+	int threads_given, rounds_given; /* the mt workloads' differ */
+	struct size_list live;           /* live objects a thread holds (mt) */
+	int live_given;
+	size_t min_size, max_size; /* request sizes (mt), 0: default */
 	size_t block_size, blocks;
 	size_t clients, buffers, rounds, queue_depth;
 	enum order_kind order_kind;
@@ -174,6 +194,10 @@ struct options {
 	const char *plot_dir;
 };
 
+/* A list set to count values; the largest value of a list (0 if empty). */
+void list_set(struct size_list *list, const size_t *values, size_t count);
+size_t list_max(const struct size_list *list);
+
 /* Fills the defaults (those of the original measurements). */
 void options_default(struct options *options);
 
@@ -186,7 +210,8 @@ int options_parse(struct options *options, int argc, char **argv);
 /* Prints --help. */
 void options_usage(const char *program);
 
-/* ------------------------------------------------------------ one case */
+/* ------------------------------------------------------------ one case
+ * (cases.c, the mt workloads' in cases-mt.c) */
 
 /* One workload at one point of its sweep, for one allocator: every
  * parameter resolved to a number. */
@@ -213,6 +238,9 @@ struct bench_case {
 	int cold;     /* no warm-up pass, one timed pass */
 	int latency;  /* time each allocation and free call */
 	int prefault; /* POOL_PREFAULT for a pool row's pool */
+	/* larson, glibc-thread, alloc-test, replace: objects live in each
+	 * thread (alloc-test: at most); requests of min_size to max_size */
+	size_t live, min_size, max_size;
 };
 
 /* Whether a workload runs external programs (http, curl) rather than a
@@ -224,6 +252,26 @@ int workload_is_external(enum workload workload);
 size_t case_points(const struct options *options, enum workload workload);
 size_t case_point_value(const struct options *options, enum workload workload,
                         size_t point);
+
+/*
+ * The mt workloads (larson, xmalloc, glibc-thread, alloc-test, replace):
+ * their sweeps, parameters, command lines and labels (cases-mt.c), which
+ * the functions above call for them.
+ */
+int workload_is_mt(enum workload workload);
+#define MT_WORKLOADS                                                           \
+	((1u << WORKLOAD_LARSON) | (1u << WORKLOAD_XMALLOC) |                  \
+	 (1u << WORKLOAD_GLIBC_THREAD) | (1u << WORKLOAD_ALLOC_TEST) |         \
+	 (1u << WORKLOAD_REPLACE))
+size_t mt_case_points(const struct options *options, enum workload workload);
+void mt_case_resolve(const struct options *options, enum workload workload,
+                     size_t point, struct bench_case *out);
+int mt_case_format_args(const struct bench_case *c, char *buf, size_t size);
+void mt_case_label(const struct bench_case *c, char *buf, size_t size);
+const char *mt_case_not_applicable(const struct bench_case *c);
+const char *mt_case_note(const struct bench_case *c);
+/* What one run of the case does, for the report's header. */
+void mt_case_describe(const struct bench_case *c, char *buf, size_t size);
 
 /* Resolves one point of a workload's sweep for one allocator. */
 void case_resolve(const struct options *options, enum workload workload,

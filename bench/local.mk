@@ -6,11 +6,12 @@
 #   make bench BENCH_FLAGS='--quick --workload=held'
 #   bench/bench --help
 
-BENCH_COMMON_SOURCES = %reldir%/bench.h %reldir%/options.c %reldir%/latency.h \
+BENCH_COMMON_SOURCES = %reldir%/bench.h %reldir%/options.c \
+	%reldir%/cases.c %reldir%/cases-mt.c %reldir%/latency.h \
 	%reldir%/latency.c
 BENCH_WORKER_SOURCES = $(BENCH_COMMON_SOURCES) %reldir%/peer.h \
-	%reldir%/peer.c %reldir%/workload.h %reldir%/workloads.c \
-	%reldir%/worker.c
+	%reldir%/peer.c %reldir%/workload.h %reldir%/harness.h \
+	%reldir%/workloads.c %reldir%/workloads-mt.c %reldir%/worker.c
 
 # The workers of other allocators are built without sanitizers: a sanitizer
 # interposes malloc and would serve the rows in their place.
@@ -270,6 +271,9 @@ endif
 dist_noinst_SCRIPTS += %reldir%/targets.py
 TESTS += %reldir%/targets-smoke.sh
 dist_noinst_SCRIPTS += %reldir%/targets-smoke.sh
+# Run by hand only (bench/README.md): it downloads and builds another
+# project's benchmarks, so it is never a test.
+dist_noinst_SCRIPTS += %reldir%/mimalloc-bench.sh
 
 .PHONY: bench-targets
 bench-targets: %reldir%/bench$(EXEEXT) %reldir%/pair-cost$(EXEEXT) \

@@ -7,7 +7,6 @@
 #include "config.h"
 
 #include "peer.h"
-#include "workload.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_version.h>
+#include <unistd.h>
 #endif
 #if defined(BENCH_PEER_JEMALLOC)
 int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp,
@@ -105,8 +105,13 @@ void peer_thread_enter(void)
 	/* An unregistered thread has no lcore id, hence no mempool cache:
 	 * every get and put would go to the shared ring.  DPDK's own
 	 * applications run their threads as lcores. */
-	if (rte_thread_register() != 0)
-		worker_fail("rte_thread_register: %s", rte_strerror(rte_errno));
+	if (rte_thread_register() != 0) {
+		/* Without it the case cannot run: the worker ends here, as
+		 * the workloads' worker_fail() ends it. */
+		fprintf(stderr, "rte_thread_register: %s\n",
+		        rte_strerror(rte_errno));
+		_exit(1);
+	}
 #endif
 }
 
@@ -213,12 +218,11 @@ void peer_count(const struct peer *peer, uint64_t *pool_allocs,
 
 void peer_entries(const struct bench_case *c, struct peer_entry *e)
 {
-	/* parallel, sort and pair ask for uninitialised memory, the others
-	 * for zeroed memory. */
+	/* held, oversize, lighttpd and xthread ask for zeroed memory, the
+	 * others for uninitialised memory. */
 	int zeroed =
-	    c->workload != WORKLOAD_PARALLEL && c->workload != WORKLOAD_SORT &&
-	    c->workload != WORKLOAD_PAIR && c->workload != WORKLOAD_BULK &&
-	    c->workload != WORKLOAD_FOOTPRINT && c->workload != WORKLOAD_MIXED;
+	    c->workload == WORKLOAD_HELD || c->workload == WORKLOAD_OVERSIZE ||
+	    c->workload == WORKLOAD_LIGHTTPD || c->workload == WORKLOAD_XTHREAD;
 
 	memset(e, 0, sizeof(*e));
 #if defined(BENCH_PEER_GLIBC) || defined(BENCH_PEER_JEMALLOC)

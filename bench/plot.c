@@ -59,6 +59,11 @@ static const char *const sweep_axis[WORKLOAD_COUNT] = {
     [WORKLOAD_PAIR] = "request size, threads",
     [WORKLOAD_BULK] = "block size, threads",
     [WORKLOAD_MIXED] = "T: threads",
+    [WORKLOAD_LARSON] = "T: threads",
+    [WORKLOAD_XMALLOC] = "producer + consumer threads",
+    [WORKLOAD_GLIBC_THREAD] = "T: threads",
+    [WORKLOAD_ALLOC_TEST] = "T: threads",
+    [WORKLOAD_REPLACE] = "T: threads, H: blocks held by each",
 };
 
 /* ------------------------------------------------------------ helpers */
@@ -122,6 +127,7 @@ static double group_x(const struct row *row)
 	case WORKLOAD_SORT:
 		return (double)row->c.len;
 	case WORKLOAD_XTHREAD:
+	case WORKLOAD_XMALLOC:
 		return 2.0 * (double)row->c.threads;
 	default:
 		return (double)row->c.threads;
@@ -189,6 +195,21 @@ static void headline(const struct row *row, char *buf, size_t size)
 		         "mixed: T threads each free a random one of %d live "
 		         "objects and malloc libcurl's sizes in its place",
 		         MIXED_WINDOW);
+		break;
+	case WORKLOAD_LARSON:
+	case WORKLOAD_XMALLOC:
+	case WORKLOAD_GLIBC_THREAD:
+	case WORKLOAD_ALLOC_TEST:
+		snprintf(buf, size,
+		         "%s: modelled on the published benchmark of that "
+		         "name; ns per operation",
+		         workload_names[c->workload]);
+		break;
+	case WORKLOAD_REPLACE:
+		snprintf(buf, size,
+		         "replace: T threads each free a random one of H live "
+		         "%zu B blocks and malloc another",
+		         c->size);
 		break;
 	default:
 		snprintf(buf, size, "-");

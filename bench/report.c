@@ -203,7 +203,10 @@ void row_describe(const struct row *row, char *buf, size_t size)
 		    MIXED_MIN_BLOCK, c->block_size, c->blocks * c->block_size);
 		break;
 	default:
-		snprintf(buf, size, "-");
+		if (workload_is_mt(c->workload))
+			mt_case_describe(c, buf, size);
+		else
+			snprintf(buf, size, "-");
 		break;
 	}
 }
@@ -428,7 +431,23 @@ static void header_parameters(FILE *out, const struct options *o)
 	fprintf(out, "%s --queue-depth=%zu --repeat=",
 	        o->rolling ? " --rolling" : "", o->queue_depth);
 	print_size_or(out, o->repeat, "auto");
-	fprintf(out, " --duration=%g%s\n", o->duration,
+	fprintf(out, " --duration=%g", o->duration);
+	if (o->workloads & MT_WORKLOADS) {
+		if (o->live_given)
+			format_list(&o->live, ",", list, sizeof(list));
+		else
+			strcpy(list, "default");
+		fprintf(out, "\n            --live=%s --min-size=", list);
+		print_size_or(out, o->min_size, "default");
+		fprintf(out, " --max-size=");
+		print_size_or(out, o->max_size, "default");
+		fprintf(out, "; larson ... replace: threads, live objects, "
+		             "sizes, --repeat and --rounds\n"
+		             "            as each case resolved them, in "
+		             "its workload's header and its worker's "
+		             "command (--csv)");
+	}
+	fprintf(out, "%s\n",
 	        o->quick
 	            ? "\n            --quick: a smoke run, not a measurement"
 	            : "");

@@ -14,14 +14,73 @@
  */
 #include "config.h"
 
-#include "peer.h"
-#include "workload.h"
+#include "harness.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
+
+/* Runs the case's workload on its peer, opened here (footprint opens
+ * its own: it measures the set-up too). */
+void workload_run(const struct bench_case *c, struct workload_result *out)
+{
+	struct peer peer;
+	int side;
+
+	memset(out, 0, sizeof(*out));
+	for (side = 0; c->latency && side < LATENCY_SIDES; side++)
+		out->latency[side] =
+		    harness_alloc(sizeof(struct latency_histogram));
+	/* footprint measures the set-up too. */
+	if (c->workload != WORKLOAD_FOOTPRINT && peer_open(&peer, c) != 0)
+		worker_fail("cannot set up %s", allocator_names[c->allocator]);
+	switch (c->workload) {
+	case WORKLOAD_HELD:
+	case WORKLOAD_OVERSIZE:
+		run_held(c, &peer, out);
+		break;
+	case WORKLOAD_LIGHTTPD:
+		run_lighttpd(c, &peer, out);
+		break;
+	case WORKLOAD_PARALLEL:
+	case WORKLOAD_PAIR:
+	case WORKLOAD_BULK:
+		run_parallel(c, &peer, out);
+		break;
+	case WORKLOAD_FOOTPRINT:
+		run_footprint(c, &peer, out);
+		break;
+	case WORKLOAD_SORT:
+		run_sort(c, &peer, out);
+		break;
+	case WORKLOAD_XTHREAD:
+		run_xthread(c, &peer, out);
+		break;
+	case WORKLOAD_MIXED:
+		run_mixed(c, &peer, out);
+		break;
+	case WORKLOAD_LARSON:
+		run_larson(c, &peer, out);
+		break;
+	case WORKLOAD_XMALLOC:
+		run_xmalloc(c, &peer, out);
+		break;
+	case WORKLOAD_GLIBC_THREAD:
+	case WORKLOAD_REPLACE:
+		run_window(c, &peer, out);
+		break;
+	case WORKLOAD_ALLOC_TEST:
+		run_alloc_test(c, &peer, out);
+		break;
+	default:
+		worker_fail("unknown workload");
+	}
+	peer_count(&peer, &out->pool_allocs, &out->fallback_allocs);
+	peer_close(&peer);
+}
 
 /* The object that defines a function, by path; "none" without one. */
 static const char *object_of(const char *symbol, void (*function)(void))

@@ -40,8 +40,4 @@ struct workload_result {
  */
 void workload_run(const struct bench_case *c, struct workload_result *out);
 
-/* Prints a message to stderr and ends the worker with status 1. */
-__attribute__((noreturn, format(printf, 1, 2))) void
-worker_fail(const char *format, ...);
-
 #endif /* BENCH_WORKLOAD_H */

@@ -1,6 +1,9 @@
 /*
- * The bench worker's workloads (see README.md), written once against peer.h and
- * compiled into every worker.
+ * The bench worker's workloads of the published measurements (held,
+ * oversize, lighttpd, parallel, sort, xthread) and pair, bulk and
+ * footprint (see README.md), written once against peer.h and compiled
+ * into every worker; the threaded workloads of many sizes are in
+ * workloads-mt.c, and what both use in harness.h.
  *
  * Every workload follows the same shape: set-up outside the timed region
  * (pool_init() in peer_open(), input data, pointer arrays, and for the
@@ -19,15 +22,13 @@
  */
 #include "config.h"
 
-#include "peer.h"
-#include "workload.h"
+#include "harness.h"
 
 #include <alloca.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,174 +40,11 @@
 
 /* ------------------------------------------------------------ constants */
 
-#define CACHE_LINE 64
-
 /* sort cycles through this many different inputs, so that the branch
  * predictor cannot learn one. */
 #define SORT_INPUTS 8
 /* Below this many items, sort by insertion. */
 #define SORT_INSERTION_MAX 16
-
-/* The share of --duration spent warming up timed workloads. */
-#define WARMUP_SHARE 0.2
-
-enum phase { PHASE_WARMUP, PHASE_TIMED, PHASE_STOP };
-
-/* ------------------------------------------------------------ helpers */
-
-void worker_fail(const char *format, ...)
-{
-	va_list args;
-
-	va_start(args, format);
-	vfprintf(stderr, format, args);
-	va_end(args);
-	fputc('\n', stderr);
-	fflush(stderr);
-	_exit(1);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* The minor page faults of the whole process so far. */
-static uint64_t minor_faults(void)
-{
-	struct rusage usage;
-
-	getrusage(RUSAGE_SELF, &usage);
-	return (uint64_t)usage.ru_minflt;
-}
-
-/* The timed region's start: its clock, and the page faults so far. */
-struct timed {
-	uint64_t start_ns, start_faults;
-};
-
-static void timed_start(struct timed *t)
-{
-	t->start_faults = minor_faults();
-	t->start_ns = now_ns();
-}
-
-/* Ends the timed region: its nanoseconds and page faults into out. */
-static void timed_stop(const struct timed *t, struct workload_result *out)
-{
-	out->ns = now_ns() - t->start_ns;
-	out->minor_faults = minor_faults() - t->start_faults;
-}
-
-static void sleep_seconds(double seconds)
-{
-	struct timespec ts;
-
-	ts.tv_sec = (time_t)seconds;
-	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-/* The compiler must assume the memory at p is read and written here, so
- * it can neither drop an allocation and its free nor the bytes written. */
-static inline void escape(void *p)
-{
-	__asm__ volatile("" : : "r"(p) : "memory");
-}
-
-static uint64_t random_next(uint64_t *state)
-{
-	/* splitmix64 */
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* The harness's own memory, outside the timed region, touched so that no
- * page fault of it lands in a measurement. */
-static void *harness_alloc(size_t size)
-{
-	void *p = NULL;
-
-	if (size == 0)
-		size = 1;
-	if (posix_memalign(&p, CACHE_LINE, size) != 0)
-		worker_fail("out of memory for the harness (%zu bytes)", size);
-	memset(p, 0, size);
-	return p;
-}
-
-static inline void *check_allocated(void *p, size_t size)
-{
-	if (p == NULL)
-		worker_fail("allocation of %zu bytes failed", size);
-	return p;
-}
-
-static inline void check_zeroed(const void *p, size_t size)
-{
-	const unsigned char *bytes = p;
-
-	if (*(const uint64_t *)p != 0 || bytes[size - 1] != 0)
-		worker_fail("calloc(1, %zu) returned memory that is not zero "
-		            "at %p",
-		            size, p);
-}
-
-/* peer_calloc() and peer_free(), each call timed into a histogram when
- * --latency gives one (else NULL: a branch that always goes one way). */
-static inline void *timed_calloc(struct peer *peer, void *slot, size_t size,
-                                 struct latency_histogram *latency)
-{
-	uint64_t start;
-	void *p;
-
-	if (latency == NULL)
-		return peer_calloc(peer, slot, size);
-	start = latency_tick();
-	p = peer_calloc(peer, slot, size);
-	latency_add(latency, latency_tick() - start);
-	return p;
-}
-
-static inline void timed_free(struct peer *peer, void *p,
-                              struct latency_histogram *latency)
-{
-	uint64_t start;
-
-	if (latency == NULL) {
-		peer_free(peer, p);
-		return;
-	}
-	start = latency_tick();
-	peer_free(peer, p);
-	latency_add(latency, latency_tick() - start);
-}
-
-/* The histograms of an untimed pass: none. */
-static struct latency_histogram *const untimed[LATENCY_SIDES];
-
-/* A slot of the floor's preallocated memory; NULL, and no code, in the
- * workers of real allocators. */
-#define SLOT(address) (PEER_IS_FLOOR ? (void *)(address) : NULL)
-
-static void barrier_init(pthread_barrier_t *barrier, size_t count)
-{
-	if (pthread_barrier_init(barrier, NULL, (unsigned)count) != 0)
-		worker_fail("pthread_barrier_init failed");
-}
-
-static void thread_start(pthread_t *thread, void *(*run)(void *), void *arg)
-{
-	int error = pthread_create(thread, NULL, run, arg);
-	if (error != 0)
-		worker_fail("pthread_create: %s", strerror(error));
-}
 
 /* ---------------------------------------------------- held, oversize */
 
@@ -245,8 +83,8 @@ held_pass(const struct bench_case *c, struct peer *peer, void **held,
 	}
 }
 
-static void run_held(const struct bench_case *c, struct peer *peer,
-                     struct workload_result *out)
+void run_held(const struct bench_case *c, struct peer *peer,
+              struct workload_result *out)
 {
 	size_t count = c->workload == WORKLOAD_HELD ? c->n : 4 * c->n;
 	void **held = harness_alloc(count * sizeof(*held));
@@ -417,8 +255,8 @@ static void lighttpd_rolling(struct lighttpd *l, struct workload_result *out)
 	l->sum = sum;
 }
 
-static void run_lighttpd(const struct bench_case *c, struct peer *peer,
-                         struct workload_result *out)
+void run_lighttpd(const struct bench_case *c, struct peer *peer,
+                  struct workload_result *out)
 {
 	struct lighttpd l;
 
@@ -617,8 +455,8 @@ static size_t max_items(const struct bench_case *c)
 	return items > BULK_BATCH ? items : BULK_BATCH;
 }
 
-static void run_parallel(const struct bench_case *c, struct peer *peer,
-                         struct workload_result *out)
+void run_parallel(const struct bench_case *c, struct peer *peer,
+                  struct workload_result *out)
 {
 	struct parallel p;
 	struct parallel_thread *threads;
@@ -766,8 +604,8 @@ static uint64_t sort_once(const struct bench_case *c, struct peer *peer,
 	return sort_allocated(peer, slot, input, c->len);
 }
 
-static void run_sort(const struct bench_case *c, struct peer *peer,
-                     struct workload_result *out)
+void run_sort(const struct bench_case *c, struct peer *peer,
+              struct workload_result *out)
 {
 	const size_t len = c->len;
 	struct item *inputs =
@@ -991,8 +829,8 @@ static void xthread_pair_done(struct xthread_pair *pair,
 	free(pair->floor_memory);
 }
 
-static void run_xthread(const struct bench_case *c, struct peer *peer,
-                        struct workload_result *out)
+void run_xthread(const struct bench_case *c, struct peer *peer,
+                 struct workload_result *out)
 {
 	struct xthread x;
 	struct xthread_pair *pairs;
@@ -1088,8 +926,8 @@ static void *footprint_map(size_t bytes)
  * blocks' bytes.  The pointer array is mapped and touched before.  The
  * floor's blocks are a fresh mapping: its ratio is the method's own.
  */
-static void run_footprint(const struct bench_case *c, struct peer *peer,
-                          struct workload_result *out)
+void run_footprint(const struct bench_case *c, struct peer *peer,
+                   struct workload_result *out)
 {
 	const size_t count = c->blocks, size = c->size;
 	void **blocks = footprint_map(count * sizeof(*blocks));
@@ -1124,268 +962,4 @@ static void run_footprint(const struct bench_case *c, struct peer *peer,
 	if (floor_memory != NULL)
 		munmap(floor_memory, count * size);
 	munmap(blocks, count * sizeof(*blocks));
-}
-
-/* ------------------------------------------------------------ mixed */
-
-/*
- * libcurl's allocations by size: what examples/curl-pool counted for a
- * 1 MiB download from bench/httpd with libcurl 7.88.1 (Debian 12; the
- * table in examples/README.md), 66 calls in power-of-two buckets.  A
- * request picks a bucket with these weights, then a size uniformly within
- * it, above half its bound (1 to 16 for the first).
- */
-static const struct mixed_bucket {
-	uint32_t upto;  /* bytes */
-	uint32_t calls; /* libcurl's, of 66 */
-} mixed_profile[] = {
-    {16, 21}, {32, 9},   {64, 16},  {128, 10}, {256, 1},
-    {512, 2}, {1024, 2}, {2048, 2}, {8192, 2}, {32768, 1},
-};
-#define MIXED_BUCKETS (sizeof(mixed_profile) / sizeof(mixed_profile[0]))
-
-/* A thread's operations come from a script of this many steps, made
- * before the timed region and cycled, so that drawing them costs every
- * allocator one load. */
-#define MIXED_SCRIPT ((size_t)1 << 16)
-
-struct mixed_step {
-	uint32_t size;   /* the request */
-	uint32_t victim; /* the window slot freed and refilled */
-};
-
-struct mixed {
-	const struct bench_case *c;
-	struct peer *shared;
-	int private_pools; /* POOL_SINGLE sets: one per thread */
-	/* ready: every thread set up; go: the clock runs (the main thread
-	 * starts it before it releases them); done: every thread's ops
-	 * are done. */
-	pthread_barrier_t ready, go, done;
-};
-
-struct mixed_thread {
-	_Alignas(CACHE_LINE) struct mixed *m;
-	pthread_t thread;
-	uint64_t seed;
-	struct peer own;
-	struct mixed_step *script;
-	void **live;         /* the window */
-	uint32_t *live_size; /* what each live object asked for */
-	char *floor_memory;  /* MIXED_WINDOW slots of MIXED_MAX_SIZE */
-	uint64_t sum;
-	uint64_t live_bytes, rounded_bytes;
-	uint64_t pool_allocs, fallback_allocs;
-};
-
-static uint32_t mixed_size(uint64_t *random)
-{
-	uint32_t total = 0, pick, lo;
-	size_t b;
-
-	for (b = 0; b < MIXED_BUCKETS; b++)
-		total += mixed_profile[b].calls;
-	pick = (uint32_t)(random_next(random) % total);
-	for (b = 0; pick >= mixed_profile[b].calls; b++)
-		pick -= mixed_profile[b].calls;
-	lo = b == 0 ? 0 : mixed_profile[b].upto / 2;
-	return lo + 1 +
-	       (uint32_t)(random_next(random) % (mixed_profile[b].upto - lo));
-}
-
-/* What a pool set hands out for a request: its class's block (the
- * fallback's own rounding above the largest class is not counted). */
-static uint64_t mixed_rounded(size_t size, size_t max_block)
-{
-	size_t block = MIXED_MIN_BLOCK;
-
-	if (size > max_block)
-		return size;
-	while (block < size)
-		block *= 2;
-	return block;
-}
-
-/* Frees window slot victim and allocates size bytes in its place, tagged
- * in its first (up to) 8 bytes.  Returns the old object's tag. */
-static inline uint64_t mixed_replace(struct mixed_thread *t, struct peer *peer,
-                                     uint32_t victim, uint32_t size,
-                                     uint64_t tag)
-{
-	uint64_t old = 0;
-	char *p = t->live[victim];
-
-	if (p != NULL) {
-		uint32_t n = t->live_size[victim];
-		memcpy(&old, p, n < 8 ? n : 8);
-		peer_sized_free(peer, p);
-	}
-	p = check_allocated(
-	    peer_sized_malloc(
-	        peer, SLOT(t->floor_memory + (size_t)victim * MIXED_MAX_SIZE),
-	        size),
-	    size);
-	memcpy(p, &tag, size < 8 ? size : 8);
-	escape(p);
-	t->live[victim] = p;
-	t->live_size[victim] = size;
-	return old;
-}
-
-/* Operations first .. first + count of the script. */
-static uint64_t mixed_ops(struct mixed_thread *t, struct peer *peer,
-                          uint64_t first, uint64_t count)
-{
-	uint64_t k, sum = 0;
-
-	for (k = first; k < first + count; k++) {
-		const struct mixed_step *s = &t->script[k & (MIXED_SCRIPT - 1)];
-		sum += mixed_replace(t, peer, s->victim, s->size, k + 1);
-	}
-	return sum;
-}
-
-static void *mixed_thread_run(void *arg)
-{
-	struct mixed_thread *t = arg;
-	const struct bench_case *c = t->m->c;
-	struct peer *peer = t->m->shared;
-	uint64_t random = t->seed, first = 0;
-	size_t i;
-
-	peer_thread_enter();
-	if (t->m->private_pools) {
-		if (peer_open(&t->own, c) != 0)
-			worker_fail("a thread's private pool set failed");
-		peer = &t->own;
-	}
-	t->script = harness_alloc(MIXED_SCRIPT * sizeof(*t->script));
-	for (i = 0; i < MIXED_SCRIPT; i++) {
-		t->script[i].size = mixed_size(&random);
-		t->script[i].victim =
-		    (uint32_t)(random_next(&random) % MIXED_WINDOW);
-	}
-	t->live = harness_alloc(MIXED_WINDOW * sizeof(*t->live));
-	t->live_size = harness_alloc(MIXED_WINDOW * sizeof(*t->live_size));
-	if (PEER_IS_FLOOR)
-		t->floor_memory =
-		    harness_alloc((size_t)MIXED_WINDOW * MIXED_MAX_SIZE);
-	/* The window fills with the script's first sizes. */
-	for (i = 0; i < MIXED_WINDOW; i++)
-		mixed_replace(t, peer, (uint32_t)i, t->script[i].size, 0);
-	/* An untimed pass of as many operations as the timed one. */
-	if (!c->cold) {
-		mixed_ops(t, peer, first, c->repeat);
-		first += c->repeat;
-	}
-
-	pthread_barrier_wait(&t->m->ready);
-	pthread_barrier_wait(&t->m->go);
-	t->sum = mixed_ops(t, peer, first, c->repeat);
-	pthread_barrier_wait(&t->m->done);
-
-	for (i = 0; i < MIXED_WINDOW; i++) {
-		t->live_bytes += t->live_size[i];
-		t->rounded_bytes +=
-		    mixed_rounded(t->live_size[i], c->block_size);
-		peer_sized_free(peer, t->live[i]);
-	}
-	if (t->m->private_pools) {
-		peer_count(&t->own, &t->pool_allocs, &t->fallback_allocs);
-		peer_close(&t->own);
-	}
-	free(t->floor_memory);
-	free(t->live_size);
-	free(t->live);
-	free(t->script);
-	peer_thread_leave();
-	return NULL;
-}
-
-static void run_mixed(const struct bench_case *c, struct peer *peer,
-                      struct workload_result *out)
-{
-	struct mixed m;
-	struct mixed_thread *threads;
-	struct timed t;
-	size_t i;
-
-	memset(&m, 0, sizeof(m));
-	m.c = c;
-	m.shared = peer;
-	m.private_pools = case_private_pools(c);
-	barrier_init(&m.ready, c->threads + 1);
-	barrier_init(&m.go, c->threads + 1);
-	barrier_init(&m.done, c->threads + 1);
-	threads = harness_alloc(c->threads * sizeof(*threads));
-	for (i = 0; i < c->threads; i++) {
-		threads[i].m = &m;
-		/* A stream per thread, the same for every allocator. */
-		threads[i].seed = c->seed + i * 0x9e3779b97f4a7c15ull;
-		thread_start(&threads[i].thread, mixed_thread_run, &threads[i]);
-	}
-	pthread_barrier_wait(&m.ready);
-	timed_start(&t);
-	pthread_barrier_wait(&m.go);
-	pthread_barrier_wait(&m.done);
-	timed_stop(&t, out);
-	for (i = 0; i < c->threads; i++) {
-		pthread_join(threads[i].thread, NULL);
-		out->checksum += threads[i].sum;
-		out->mixed_live_bytes += threads[i].live_bytes;
-		out->mixed_rounded_bytes += threads[i].rounded_bytes;
-		out->pool_allocs += threads[i].pool_allocs;
-		out->fallback_allocs += threads[i].fallback_allocs;
-	}
-	out->ops = c->threads * c->repeat;
-	pthread_barrier_destroy(&m.ready);
-	pthread_barrier_destroy(&m.go);
-	pthread_barrier_destroy(&m.done);
-	free(threads);
-}
-
-/* ------------------------------------------------------------ entry */
-
-void workload_run(const struct bench_case *c, struct workload_result *out)
-{
-	struct peer peer;
-	int side;
-
-	memset(out, 0, sizeof(*out));
-	for (side = 0; c->latency && side < LATENCY_SIDES; side++)
-		out->latency[side] =
-		    harness_alloc(sizeof(struct latency_histogram));
-	/* footprint measures the set-up too. */
-	if (c->workload != WORKLOAD_FOOTPRINT && peer_open(&peer, c) != 0)
-		worker_fail("cannot set up %s", allocator_names[c->allocator]);
-	switch (c->workload) {
-	case WORKLOAD_HELD:
-	case WORKLOAD_OVERSIZE:
-		run_held(c, &peer, out);
-		break;
-	case WORKLOAD_LIGHTTPD:
-		run_lighttpd(c, &peer, out);
-		break;
-	case WORKLOAD_PARALLEL:
-	case WORKLOAD_PAIR:
-	case WORKLOAD_BULK:
-		run_parallel(c, &peer, out);
-		break;
-	case WORKLOAD_FOOTPRINT:
-		run_footprint(c, &peer, out);
-		break;
-	case WORKLOAD_SORT:
-		run_sort(c, &peer, out);
-		break;
-	case WORKLOAD_XTHREAD:
-		run_xthread(c, &peer, out);
-		break;
-	case WORKLOAD_MIXED:
-		run_mixed(c, &peer, out);
-		break;
-	default:
-		worker_fail("unknown workload");
-	}
-	peer_count(&peer, &out->pool_allocs, &out->fallback_allocs);
-	peer_close(&peer);
 }

@@ -42,6 +42,14 @@ MAN_SECTION3 = \
 	%reldir%/man3/pool_set_free.3 \
 	%reldir%/man3/pool_set_stats.3 \
 	%reldir%/man3/pool_set_stats_print.3 \
+	%reldir%/man3/pool_usable_size.3 \
+	%reldir%/man3/pool_set_usable_size.3 \
+	%reldir%/man3/pool_set_owns.3 \
+	%reldir%/man3/pool_set_class_size.3 \
+	%reldir%/man3/pool_set_trim.3 \
+	%reldir%/man3/pool_init_with.3 \
+	%reldir%/man3/pool_set_init_with.3 \
+	%reldir%/man3/pool_get_error_handler.3 \
 	%reldir%/man3/shiftpool_version.3 \
 	%reldir%/man3/shiftpool_inline.3 \
 	%reldir%/man3/shiftpool_inline_malloc_1.3 \

@@ -23,6 +23,7 @@
 
 #ifdef SHIFTPOOL_ASAN
 #include <sanitizer/asan_interface.h>
+#include <sys/mman.h>
 #endif
 
 /* ------------------------------------------------------------ helpers */
@@ -94,6 +95,39 @@ static void close_block(struct pool *pool, void *block, unsigned hooks)
 }
 
 /* ------------------------------------------------------------ internal API */
+
+#ifdef SHIFTPOOL_ASAN
+/*
+ * ASAN_UNPOISON_MEMORY_REGION() writes every shadow byte of its range, an
+ * eighth of it: for a set reserved far larger than memory (13 classes of
+ * 4 GiB), gigabytes made resident to write zeros.  The whole pages of the
+ * range's shadow are given back instead, to read as zero (unpoisoned), as
+ * ASan does for its own large ranges; only the shadow at the ends, on
+ * pages it may share with other memory, is written.
+ */
+void debug_asan_forget(void *mapping, size_t size)
+{
+	size_t scale, offset;
+	__asan_get_shadow_mapping(&scale, &offset);
+	size_t page = region_page_size();
+	uintptr_t lo = (uintptr_t)mapping, hi = lo + size;
+	uintptr_t inner_lo =
+	    ((lo >> scale) + offset + page - 1) & ~(uintptr_t)(page - 1);
+	uintptr_t inner_hi = ((hi >> scale) + offset) & ~(uintptr_t)(page - 1);
+
+	if (inner_hi <= inner_lo) {
+		ASAN_UNPOISON_MEMORY_REGION(mapping, size);
+		return;
+	}
+	/* The memory whose shadow is the inner pages. */
+	uintptr_t mid_lo = (inner_lo - offset) << scale;
+	uintptr_t mid_hi = (inner_hi - offset) << scale;
+	ASAN_UNPOISON_MEMORY_REGION(mapping, mid_lo - lo);
+	ASAN_UNPOISON_MEMORY_REGION((void *)mid_hi, hi - mid_hi);
+	if (madvise((void *)inner_lo, inner_hi - inner_lo, MADV_DONTNEED) != 0)
+		ASAN_UNPOISON_MEMORY_REGION((void *)mid_lo, mid_hi - mid_lo);
+}
+#endif
 
 void debug_configure(struct pool *pool)
 {

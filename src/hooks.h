@@ -104,7 +104,7 @@ POOL_INLINE void hooks_block_expose(struct pool *pool, void *block)
 POOL_INLINE void hooks_mapping_forget(void *mapping, size_t size)
 {
 #ifdef SHIFTPOOL_ASAN
-	ASAN_UNPOISON_MEMORY_REGION(mapping, size);
+	debug_asan_forget(mapping, size);
 #else
 	(void)mapping;
 	(void)size;

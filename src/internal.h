@@ -744,6 +744,11 @@ POOL_COLD bool hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
                                     unsigned hooks);
 POOL_COLD void hooks_block_in_slow(struct pool *pool, void *block,
                                    unsigned hooks);
+#ifdef SHIFTPOOL_ASAN
+/* Unpoisons a page-aligned mapping about to be unmapped (hooks.h), without
+ * making its whole shadow resident. */
+POOL_COLD void debug_asan_forget(void *mapping, size_t size);
+#endif
 
 /* ------------------------------------------------------------ registry.c */
 

@@ -1043,8 +1043,12 @@ size_t usable_size_in(struct pool *pool, const void *ptr)
 	size_t index = region_slot(pool, ptr);
 	int error;
 	if (index < pool->block_count) {
-		if (likely(block_is_live(pool, index)))
+		if (likely(block_is_live(pool, index))) {
+			/* The whole block is the caller's now: under ASan
+			 * its bytes past the size asked were poisoned. */
+			hooks_block_expose(pool, (void *)ptr);
 			return pool->block_size;
+		}
 		error = POOL_ERROR_DOUBLE_FREE;
 	} else {
 		error = outside_misuse(pool, ptr);

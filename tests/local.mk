@@ -58,6 +58,14 @@ EXTRA_DIST += \
 	debian/update-symbols \
 	tools/deb-check.sh
 
+# The library calls no malloc() for its own state: a program that defines
+# malloc() and the rest itself, counting the calls made inside the
+# library's.  Needs no Check.
+check_PROGRAMS += %reldir%/no-malloc
+TESTS += %reldir%/no-malloc
+%canon_reldir%_no_malloc_SOURCES = %reldir%/no-malloc.c
+%canon_reldir%_no_malloc_LDADD = src/libshiftpool.la
+
 if HAVE_CHECK
 # One runner for every Check suite: a main, shared helpers, one file per
 # suite.
@@ -77,7 +85,8 @@ TESTS += %reldir%/check_shiftpool
 	%reldir%/check_threads.c \
 	%reldir%/check_memory.c \
 	%reldir%/check_bulk.c \
-	%reldir%/check_set.c
+	%reldir%/check_set.c \
+	%reldir%/check_dropin.c
 %canon_reldir%_check_shiftpool_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 %canon_reldir%_check_shiftpool_LDADD = src/libshiftpool.la $(CHECK_LIBS)
 if INLINE_PATHS

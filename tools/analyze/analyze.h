@@ -293,10 +293,10 @@ struct leak {
 
 /* A class of a pool set: its block size is 1 << its index in the set. */
 struct set_class {
-	int known;            /* named by set_init's range, an init or class= */
+	int known;            /* named by set_init's range or a class's init */
 	uint64_t block_count; /* from its init record; 0: unknown */
 	uint64_t requests;    /* requests whose size this class fits first */
-	uint64_t served;      /* allocations with class= this block size */
+	uint64_t served;      /* of requests, those the class served */
 	uint64_t fallback;    /* of requests, those the fallback served */
 };
 

@@ -646,13 +646,18 @@ static void count_class(struct ctx *x, uint64_t size, uint64_t src)
 {
 	struct set_info *s = x->p->set;
 	int fallback = src == TRACE_SRC_FALLBACK;
+	/* A class= key names the class that served the request; without
+	 * one (the library writes none), the class is the smallest that
+	 * fits: a set never hands a request to a larger class, an exhausted
+	 * one sends it to the fallback. */
 	uint64_t class = value(x, TRACE_KEY_CLASS);
-	if (src == TRACE_SRC_POOL && class != 0) {
-		struct set_class *served = &s->classes[log2_of(class)];
-		served->known = 1;
-		served->served++;
-	}
+	if (src == TRACE_SRC_POOL && class != 0)
+		s->classes[log2_of(class)].known = 1;
 	int i = class_for_size(s, size);
+	if (src == TRACE_SRC_POOL && class != 0)
+		s->classes[log2_of(class)].served++;
+	else if (src == TRACE_SRC_POOL && i >= 0)
+		s->classes[i].served++;
 	if (i < 0) {
 		s->above_requests++;
 		s->above_fallback += (uint64_t)fallback;

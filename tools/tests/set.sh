@@ -1,8 +1,10 @@
 #!/bin/sh
 # A pool set is one unit: its classes come from set_init and their init
-# records (whose pool numbers name the set), calls name the class that
-# served them (class=, 0 for the fallback), and the report breaks the
-# requests down per class and above the largest one.
+# records (whose pool numbers name the set), and the report breaks the
+# requests down per class and above the largest one.  A call may name the
+# class that served it (class=, 0 for the fallback); the library writes
+# no such key, and then the class that served a request is the smallest
+# that fits it.
 . "$srcdir/tools/tests/common.sh"
 
 run 0 - <"$DATA/set.trace"
@@ -34,4 +36,10 @@ grep -v '^set_init\|^init' "$DATA/set.trace" >"$tmp/noinit.trace"
 run 0 "$tmp/noinit.trace"
 expect_in "set 1" "  classes: unknown (no set_init line; first seen at line 2)"
 expect_in "set 1" "    64: blocks unknown, requests 2, fallback 0, served 2"
+# As the library writes it: no class= key; served by the class that fits.
+sed 's/ class=[0-9]*//' "$DATA/set.trace" >"$tmp/noclass.trace"
+run 0 "$tmp/noclass.trace"
+expect_in "set 1" "    64: blocks 1024, requests 2, fallback 0, served 2"
+expect_in "set 1" "    128: blocks 512, requests 3, fallback 1, served 2"
+expect_in "set 1" "    256: blocks 256, requests 0, fallback 0, served 0"
 finish
