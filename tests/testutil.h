@@ -55,6 +55,7 @@ Suite *threads_suite(void);
 Suite *memory_suite(void);
 Suite *bulk_suite(void);
 Suite *set_suite(void);
+Suite *spans_suite(void);
 
 /* ------------------------------------------------------------ modes */
 
