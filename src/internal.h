@@ -103,14 +103,17 @@ block_word_store(void *block, int word, uintptr_t value)
 
 /*
  * POOL_PER_THREAD cuts the region into spans of 2^span_shift blocks, 1 to
- * SPAN_MAX_BLOCKS, aiming at SPAN_TARGET_COUNT spans per pool so that what
- * one thread holds is a small part of the pool.  A span's per-block state
- * fits in its own descriptor (two cache lines), whatever the pool's size.
+ * SPAN_MAX_BLOCKS, aiming at SPAN_TARGET_COUNT spans per pool: large spans,
+ * because a thread that frees in random order switches spans less often
+ * the more blocks each holds, and enough of them that what a thread holds
+ * beyond its live blocks (two spans at most, thread.c) is a small part of
+ * the pool.  A span's per-block state fits in its own descriptor (two
+ * cache lines), whatever the pool's size.
  */
 #define SPAN_SHIFT_MIN    0
 #define SPAN_SHIFT_MAX    8
 #define SPAN_MAX_BLOCKS   (1u << SPAN_SHIFT_MAX)
-#define SPAN_TARGET_COUNT 64
+#define SPAN_TARGET_COUNT 16
 #define SPAN_WORDS        (SPAN_MAX_BLOCKS / 64)
 
 /* ------------------------------------------------------------ lock */

@@ -590,9 +590,21 @@ static void list_remove(struct pool *pool, struct span_list *list,
 }
 
 /* A span of the partial list with fewer free blocks than 1 / THREAD_THIN
- * of its capacity is thin: an allocation that would switch to it takes a
- * span from the pool first, when there is one. */
-#define THREAD_THIN 16
+ * of its capacity, or than THREAD_THIN_MIN (but half its capacity at
+ * most), is thin: an allocation that would switch to it takes a span from
+ * the pool first, when there is one. */
+#define THREAD_THIN     16
+#define THREAD_THIN_MIN 4
+
+static bool span_is_thin(const struct span *span)
+{
+	uint32_t least = span->capacity / THREAD_THIN;
+	if (least < THREAD_THIN_MIN)
+		least = THREAD_THIN_MIN;
+	if (least > span->capacity / 2)
+		least = span->capacity / 2;
+	return span->capacity - span->used < least;
+}
 
 /* How many wholly free spans a thread keeps on its partial list. */
 #define THREAD_KEEP_EMPTY 1
@@ -889,8 +901,7 @@ void *thread_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 	bool swept = false, thin = false;
 	for (;;) {
 		span = span_at(pool, tc->partial.head);
-		if (span != NULL && !thin &&
-		    span->capacity - span->used < span->capacity / THREAD_THIN) {
+		if (span != NULL && !thin && span_is_thin(span)) {
 			/* Few free blocks: the span would serve few allocations
 			 * before the next switch.  A span the pool can spare
 			 * comes first, and the partial ones gather frees
