@@ -337,15 +337,14 @@ static void *bulk_freer_run(void *arg)
 {
 	struct bulk_freer *b = arg;
 	pthread_barrier_wait(b->start);
-	for (size_t i = 0; i < BULK_BLOCKS / 2; i += BULK_BATCH) {
+	for (size_t i = 0; i < BULK_BLOCKS / 2; i += BULK_BATCH)
 		pool_free_bulk(b->pool, BULK_BATCH, b->blocks + i);
-		/* A block, when the blocks freed came back to the pool;
-		 * the thread then holds a span, and gives it back. */
-		void *one;
-		if (pool_malloc_bulk(b->pool, 64, 1, &one) == 1) {
-			b->got++;
-			pool_free(b->pool, one);
-		}
+	/* A block, when the blocks freed came back to the pool; the thread
+	 * then holds a span, and gives it back. */
+	void *one;
+	if (pool_malloc_bulk(b->pool, 64, 1, &one) == 1) {
+		b->got++;
+		pool_free(b->pool, one);
 	}
 	return NULL;
 }
