@@ -26,6 +26,12 @@
  *    never-used tail (the bump).  When the active span has neither, its
  *    remote frees are drained; when that finds nothing, it goes on the full
  *    list and the head of the partial list becomes the active span (O(1)).
+ *    The partial list is a FIFO, so the span taken is the one that had the
+ *    longest to gather frees.  When that span is thin (few free blocks: it
+ *    would serve few allocations before the next switch), a span from the
+ *    pool comes first, if the pool has one at hand: the thread's spare
+ *    capacity then grows until switches are rare (about 1/32 of its live
+ *    blocks when frees land evenly), and never stops an allocation.
  *    When the partial list is empty, the full list is swept once: a span
  *    with remote frees is drained and goes on the partial list, the others
  *    are sealed (point 5).  Only then does the thread take a span from the
