@@ -93,8 +93,9 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s per-thread|locked|single|malloc "
-		                "THREADS HELD OPS\n",
+		fprintf(stderr,
+		        "usage: %s per-thread|locked|single|malloc "
+		        "THREADS HELD OPS\n",
 		        argv[0]);
 		return 2;
 	}
@@ -116,8 +117,8 @@ int main(int argc, char **argv)
 	if (mode >= 0) {
 		/* Room for every live block, and for the spans each thread
 		 * holds besides them. */
-		pool = pool_init(BLOCK, 2 * threads * held + threads * 1024,
-		                 mode);
+		pool =
+		    pool_init(BLOCK, 2 * threads * held + threads * 1024, mode);
 		if (pool == NULL) {
 			perror("pool_init");
 			return 1;
@@ -148,8 +149,8 @@ int main(int argc, char **argv)
 
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t running = threads < (size_t)cpus ? threads : (size_t)cpus;
-	double ns = (t1 - t0) * 1e9 * (double)running /
-	            ((double)threads * (double)ops);
+	double ns =
+	    (t1 - t0) * 1e9 * (double)running / ((double)threads * (double)ops);
 	double served = 1.0;
 	if (use_pool) {
 		pool_stats_t st;

@@ -371,7 +371,7 @@ _Static_assert(offsetof(struct span, remote) == POOL_CACHE_LINE,
                "remote frees write only the span's second line");
 
 /* owner's mark of a span on its owner's list of full spans. */
-#define OWNER_FULL ((uintptr_t)1)
+#define OWNER_FULL     ((uintptr_t)1)
 #define SPAN_ABANDONED ((uint64_t)1 << 32)
 
 /* What each thread counts of its own calls, as indexes of counters[]; the

@@ -267,8 +267,7 @@ static char *span_parked(struct pool *pool, struct span *span)
 
 static void span_set_parked(struct pool *pool, struct span *span, char *block)
 {
-	span->parked =
-	    block ? (uint32_t)span_rel(pool, span, block) + 1 : 0;
+	span->parked = block ? (uint32_t)span_rel(pool, span, block) + 1 : 0;
 }
 
 /* The thread's active span of the pool a hint holds, or NULL. */
@@ -664,8 +663,8 @@ static void cache_sweep_full(struct pool *pool, struct thread_cache *tc)
 	while (link) {
 		struct span *span = span_at(pool, link);
 		link = span_next(span);
-		if (atomic_load_explicit(&span->remote,
-		                         memory_order_relaxed) != 0 &&
+		if (atomic_load_explicit(&span->remote, memory_order_relaxed) !=
+		        0 &&
 		    span_drain(pool, span) > 0)
 			cache_add_partial(pool, tc, span);
 		else
@@ -1044,8 +1043,7 @@ int thread_free_slow(struct pool *pool, void *block, size_t index,
 
 	if (tc != NULL) {
 		uintptr_t owner = span_owner(span) & ~OWNER_FULL;
-		if (owner == (uintptr_t)tc ||
-		    span_take_over(pool, tc, span))
+		if (owner == (uintptr_t)tc || span_take_over(pool, tc, span))
 			return span_free_local(pool, tc, span, rel, block,
 			                       hooks);
 	}
@@ -1090,7 +1088,8 @@ static size_t span_give_back(struct pool *pool, struct span *span)
 	if (bytes == 0)
 		return 0;
 	size_t page = region_page_size();
-	char *lo = (char *)(((uintptr_t)first + page - 1) & ~(uintptr_t)(page - 1));
+	char *lo =
+	    (char *)(((uintptr_t)first + page - 1) & ~(uintptr_t)(page - 1));
 	char *hi = (char *)((uintptr_t)end & ~(uintptr_t)(page - 1));
 	span_zero(pool, first, lo);
 	span_zero(pool, hi, end);

@@ -130,10 +130,11 @@ POOL_INLINE int thread_push(struct pool *pool, void *block, unsigned hooks)
 
 /*
  * The bulk calls' loops: what thread_pop() and thread_push() do, for up
- * to n blocks of the thread's active span (pop) or spans (push).  Unhooked pools.
- * thread_pop_many() returns how many it took; thread_push_many() how many
- * it freed before the first pointer it left (another span's block,
- * outside the region, misuse), for the caller to free the slow way.
+ * to n blocks of the thread's active span (pop) or spans (push), for
+ * unhooked pools.  thread_pop_many() returns how many it took;
+ * thread_push_many() how many it freed before the first pointer it left
+ * (another span's block, outside the region, misuse), for the caller to
+ * free the slow way.
  */
 POOL_INLINE size_t thread_pop_many(struct pool *pool, size_t n, void **out)
 {
@@ -197,12 +198,12 @@ POOL_INLINE size_t thread_push_many(struct pool *pool, size_t n,
  * looked up, then its span, another span.  NULL when the pool has nothing
  * this thread can have (the caller falls back); *fresh: never used. */
 POOL_NOINLINE void *thread_alloc_slow(struct pool *pool, bool *fresh,
-                                  unsigned hooks);
+                                      unsigned hooks);
 /* pool_free when thread_push() missed, for the block of the region of
  * that index: a lookup, then a local or a remote free.  Returns 0, or the
  * pool_error found (nothing changed then). */
 POOL_NOINLINE int thread_free_slow(struct pool *pool, void *block, size_t index,
-                               unsigned hooks);
+                                   unsigned hooks);
 /* Whether the block of that index is handed out now. */
 bool thread_block_is_live(struct pool *pool, size_t index);
 /* pool_trim(): gives back the pages of the spans nobody holds and whose

@@ -298,8 +298,8 @@ START_TEST(test_idle_threads_hold_little)
 	pthread_barrier_init(&freed, NULL, IDLE_THREADS + 1);
 	pthread_barrier_init(&done, NULL, IDLE_THREADS + 1);
 	for (int t = 0; t < IDLE_THREADS; t++)
-		ck_assert_int_eq(pthread_create(&threads[t], NULL, idler_run, &d),
-		                 0);
+		ck_assert_int_eq(
+		    pthread_create(&threads[t], NULL, idler_run, &d), 0);
 	pthread_barrier_wait(&freed);
 	size_t left = blocks_left(pool, 64, count);
 	pthread_barrier_wait(&done);
@@ -359,11 +359,13 @@ START_TEST(test_bulk_from_threads_with_no_span)
 
 	pthread_barrier_init(&start, NULL, 2);
 	for (int t = 0; t < 2; t++) {
-		b[t] = (struct bulk_freer){.pool = pool,
-		                           .blocks = blocks + t * BULK_BLOCKS / 2,
-		                           .start = &start};
+		b[t] =
+		    (struct bulk_freer){.pool = pool,
+		                        .blocks = blocks + t * BULK_BLOCKS / 2,
+		                        .start = &start};
 		ck_assert_int_eq(
-		    pthread_create(&threads[t], NULL, bulk_freer_run, &b[t]), 0);
+		    pthread_create(&threads[t], NULL, bulk_freer_run, &b[t]),
+		    0);
 	}
 	for (int t = 0; t < 2; t++)
 		ck_assert_int_eq(pthread_join(threads[t], NULL), 0);

@@ -60,8 +60,8 @@ void part_bulk(const struct stress_options *o, int mode)
 		t[i] = (struct bulk_thread){.pool = pool,
 		                            .blocks = blocks + i * BULK_BLOCKS,
 		                            .start = &start};
-		CHECK(pthread_create(&threads[i], NULL, bulk_thread_fn, &t[i]) ==
-		          0,
+		CHECK(pthread_create(&threads[i], NULL, bulk_thread_fn,
+		                     &t[i]) == 0,
 		      "thread %d", i);
 	}
 	for (int i = 0; i < BULK_THREADS; i++)
