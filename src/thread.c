@@ -47,7 +47,11 @@
  *    up so (its owner becomes 0), when the sweep finds no remote free in it,
  *    and at thread exit.  The first remote free into an abandoned span
  *    clears the mark and publishes the span on the available stack, so no
- *    capacity is stranded behind a full span.  A thread that frees into an
+ *    capacity is stranded behind a sealed span.  A span still on its
+ *    owner's full list keeps the blocks remote frees gave back until the
+ *    owner's next sweep (or exit): other threads cannot use them meanwhile,
+ *    the price of a full list that costs no atomic operation to enter or
+ *    leave.  A thread that frees into an
  *    abandoned span and allocates itself (it has an active span or a partial
  *    one) takes it over instead (one CAS) and puts it on its partial list:
  *    its later frees into it are local.
