@@ -283,3 +283,31 @@ bench-targets: %reldir%/bench$(EXEEXT) %reldir%/pair-cost$(EXEEXT) \
 		--pair-cost=%reldir%/pair-cost$(EXEEXT) \
 		--pair-cost-inline=%reldir%/pair-cost-inline$(EXEEXT) \
 		$(TARGETS_FLAGS)
+
+# ---------------------------------------------------------------- replace
+
+# bench/replace: each thread holds H live 64-byte blocks and replaces a
+# random one per operation (bench/replace.c).  One program per malloc() it
+# is linked with; the pool's modes run in bench/replace itself.
+noinst_PROGRAMS += %reldir%/replace
+%canon_reldir%_replace_SOURCES = %reldir%/replace.c
+%canon_reldir%_replace_LDFLAGS = $(AM_LDFLAGS) -no-install
+%canon_reldir%_replace_LDADD = src/libshiftpool.la
+if HAVE_TCMALLOC
+noinst_PROGRAMS += %reldir%/replace-tcmalloc
+endif
+%canon_reldir%_replace_tcmalloc_SOURCES = %reldir%/replace.c
+%canon_reldir%_replace_tcmalloc_LDFLAGS = $(AM_LDFLAGS) -no-install
+%canon_reldir%_replace_tcmalloc_LDADD = src/libshiftpool.la $(TCMALLOC_LIBS)
+if HAVE_JEMALLOC
+noinst_PROGRAMS += %reldir%/replace-jemalloc
+endif
+%canon_reldir%_replace_jemalloc_SOURCES = %reldir%/replace.c
+%canon_reldir%_replace_jemalloc_LDFLAGS = $(AM_LDFLAGS) -no-install
+%canon_reldir%_replace_jemalloc_LDADD = src/libshiftpool.la $(JEMALLOC_LIBS)
+if HAVE_MIMALLOC
+noinst_PROGRAMS += %reldir%/replace-mimalloc
+endif
+%canon_reldir%_replace_mimalloc_SOURCES = %reldir%/replace.c
+%canon_reldir%_replace_mimalloc_LDFLAGS = $(AM_LDFLAGS) -no-install
+%canon_reldir%_replace_mimalloc_LDADD = src/libshiftpool.la $(MIMALLOC_LIBS)

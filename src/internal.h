@@ -104,14 +104,17 @@ block_word_store(void *block, int word, uintptr_t value)
 
 /*
  * POOL_PER_THREAD cuts the region into spans of 2^span_shift blocks, 1 to
- * SPAN_MAX_BLOCKS, aiming at SPAN_TARGET_COUNT spans per pool so that what
- * one thread holds is a small part of the pool.  A span's per-block state
- * fits in its own descriptor (two cache lines), whatever the pool's size.
+ * SPAN_MAX_BLOCKS, aiming at SPAN_TARGET_COUNT spans per pool: large spans,
+ * because a thread that frees in random order switches spans less often
+ * the more blocks each holds, and enough of them that what a thread holds
+ * beyond its live blocks (two spans at most, thread.c) is a small part of
+ * the pool.  A span's per-block state fits in its own descriptor (two
+ * cache lines), whatever the pool's size.
  */
 #define SPAN_SHIFT_MIN    0
 #define SPAN_SHIFT_MAX    8
 #define SPAN_MAX_BLOCKS   (1u << SPAN_SHIFT_MAX)
-#define SPAN_TARGET_COUNT 64
+#define SPAN_TARGET_COUNT 16
 #define SPAN_WORDS        (SPAN_MAX_BLOCKS / 64)
 
 /* ------------------------------------------------------------ lock */
@@ -319,20 +322,25 @@ POOL_INLINE void owned_increment(_Atomic uint64_t *counter)
  * word 1 by index in the span ("rel"), both encoded (link.h); NULL ends
  * the local and parked lists.
  *
- * The owner line is written only by the span's owner (the thread whose
- * active span it is), or by whoever holds the span while nobody owns it
- * (it then sits on the available stack, or is abandoned, and nobody writes
- * these fields until a thread acquires it with an acquire operation).
- * Other threads read out[] (a remote free checks that the block is handed
- * out), and pool_stats() reads allocs and out[].  The shared line is
- * written by other threads (remote frees), by the available stack, and by
- * the owner's slow path (bump).
+ * owner names the thread cache that owns the span (0: none), with
+ * OWNER_FULL set while the span sits on that cache's list of full spans.
+ * A thread owns many spans: its active span, the spans on its list of
+ * spans with free blocks and those on its list of full spans (thread.c).
+ * The owner line and used, prev and the list link in stack_next are
+ * written only by the owner, or by whoever holds the span while nobody
+ * owns it (it then sits on the available stack, or is abandoned, and
+ * nobody writes these fields until a thread acquires it with an acquire
+ * operation).  Other threads read out[] and owner (a free compares owner
+ * with its own cache), and pool_stats() reads allocs and out[].  The
+ * shared line is written by other threads (remote frees), by the
+ * available stack, and by the owner's slow path.
  *
  * Invariants (span_check()), for blocks below bump: a block is either
  * handed out (its out bit set), or on the local list, or parked, exactly
- * once; a block on the remote list is handed out by out[] and claimed.  A
- * claimed block is never handed out again until the drain has seen its
- * remote free: the owner parks it instead.
+ * once; used is the number of out bits set; a block on the remote list is
+ * handed out by out[] and claimed.  A claimed block is never handed out
+ * again until the drain has seen its remote free: the owner parks it
+ * instead.
  */
 struct span {
 	/* owner line */
@@ -346,8 +354,11 @@ struct span {
 	char *last;
 	/* 1: handed out */
 	_Atomic uint64_t out[SPAN_WORDS];
-	/* free blocks a remote free still claims */
-	char *parked;
+	/* blocks handed out by out[]: a free that makes it 0 tells the owner
+	 * that the span is wholly free */
+	uint32_t used;
+	/* free blocks a remote free still claims: the first one's rel + 1 */
+	uint32_t parked;
 
 	/* shared line */
 	/* Blocks freed by threads that do not own the span: the low 32 bits
@@ -359,11 +370,13 @@ struct span {
 	/* 1: freed by another thread (first claimed, then pushed on the
 	 * remote list), and not yet drained by the owner */
 	_Atomic uint64_t claim[SPAN_WORDS];
-	_Atomic uint32_t stack_next; /* next span + 1 on the available stack */
+	/* the owning cache's address, | OWNER_FULL; 0: nobody */
+	_Atomic uintptr_t owner;
+	/* next span + 1 on the available stack, or on the owner's list */
+	_Atomic uint32_t stack_next;
+	uint32_t prev;         /* previous span + 1 on the owner's list */
 	_Atomic uint32_t bump; /* blocks [bump, capacity) never handed out */
 	uint32_t capacity;     /* blocks in this span */
-	char pad1[POOL_CACHE_LINE - (1 + SPAN_WORDS) * sizeof(uint64_t) -
-	          3 * sizeof(uint32_t)];
 };
 
 _Static_assert(sizeof(struct span) == 2 * POOL_CACHE_LINE,
@@ -371,6 +384,8 @@ _Static_assert(sizeof(struct span) == 2 * POOL_CACHE_LINE,
 _Static_assert(offsetof(struct span, remote) == POOL_CACHE_LINE,
                "remote frees write only the span's second line");
 
+/* owner's mark of a span on its owner's list of full spans. */
+#define OWNER_FULL     ((uintptr_t)1)
 #define SPAN_ABANDONED ((uint64_t)1 << 32)
 
 /* What each thread counts of its own calls, as indexes of counters[]; the
@@ -388,19 +403,31 @@ struct thread_counters {
 	_Atomic uint64_t counters[COUNT_KINDS];
 };
 
+/* A list of spans a thread cache owns: span number + 1 of its ends, 0
+ * for none. */
+struct span_list {
+	uint32_t head, tail;
+};
+
 /*
  * A thread's cache for one POOL_PER_THREAD pool.  Created on the thread's
  * first call on the pool; freed at thread exit or by pool_destroy() when
- * the destroying thread owns it.  Invariant: active, when not NULL, is a
- * span whose owner is this cache, and it is the only span this cache owns.
- * While the thread's hint (thread.h) holds this pool, the hint's copy of
- * the active span is the one that counts; it is written back here when the
- * hint moves to another pool.
+ * the destroying thread owns it.  Invariant: the spans whose owner is this
+ * cache are active, the spans on the partial list, and (with OWNER_FULL)
+ * the spans on the full list; each list is linked through the spans'
+ * stack_next and prev (span number + 1, 0 ends it).  While the thread's
+ * hint (thread.h) holds this pool, the hint's copy of the active span is
+ * the one that counts; it is written back here when the hint moves to
+ * another pool.
  */
 struct thread_cache {
-	struct span *active; /* the one span this thread owns */
+	struct span *active; /* the span this thread allocates from */
 	struct pool *pool;   /* NULL once the pool is destroyed */
 	uint64_t pool_id;    /* pool->id, immutable: identifies the pool */
+	/* owned spans with free blocks, not active, oldest first */
+	struct span_list partial;
+	struct span_list full; /* owned spans found with no free block */
+	uint32_t empty;        /* spans of the partial list with none out */
 	struct thread_counters counts;
 	struct thread_cache *thread_next;           /* this thread's caches */
 	struct thread_cache *pool_next, *pool_prev; /* the pool's caches */
@@ -517,8 +544,9 @@ struct pool {
 	/* blocks touched in spans that pool_trim() gave back: the peak's
 	 * bound counts them still */
 	_Atomic uint64_t trimmed_touched;
-	/* pool_trim() calls holding available spans off the stack */
-	_Atomic uint32_t trimming;
+	/* odd while a pool_trim() holds available spans off the stack;
+	 * bumped at its start and at its end (thread.c) */
+	_Atomic uint32_t trim_seq;
 
 	/* Debug options (debug.c): the Nth fallback allocation fails (0:
 	 * off). */
@@ -570,6 +598,8 @@ SAME_OFFSET(secret, secret, secret);
 SAME_OFFSET(id, id, id);
 SAME_OFFSET(hint_offset, hint_offset, hint_offset);
 SAME_OFFSET(block_shift, block_shift, block_shift);
+SAME_OFFSET(span_shift, span_shift, span_shift);
+SAME_OFFSET(block_count, block_count, block_count);
 SAME_OFFSET(shared.head, head, head);
 SAME_OFFSET(shared.allocs, allocs, allocs);
 SAME_OFFSET(shared.last, last, last);
@@ -579,6 +609,8 @@ _Static_assert(offsetof(struct pool, lock) / POOL_CACHE_LINE !=
 #undef SAME_OFFSET
 _Static_assert(offsetof(struct pool, allocated) == SHIFTPOOL_MAP_OFFSET_,
                "the fields of struct pool fit before allocated[]");
+_Static_assert(sizeof(struct pool) == SHIFTPOOL_MAP_OFFSET_,
+               "POOL_PER_THREAD's spans start where the header says");
 _Static_assert(
     offsetof(struct span, local) == offsetof(struct shiftpool_span_, local) &&
         offsetof(struct span, allocs) ==
@@ -587,6 +619,10 @@ _Static_assert(
         offsetof(struct span, out) == offsetof(struct shiftpool_span_, out) &&
         offsetof(struct span, claim) ==
             offsetof(struct shiftpool_span_, claim) &&
+        offsetof(struct span, used) == offsetof(struct shiftpool_span_, used) &&
+        offsetof(struct span, owner) ==
+            offsetof(struct shiftpool_span_, owner) &&
+        sizeof(struct span) == sizeof(struct shiftpool_span_) &&
         SPAN_WORDS == SHIFTPOOL_SPAN_WORDS_,
     "struct span is laid out as the header says");
 

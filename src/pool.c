@@ -137,7 +137,7 @@ POOL_COLD static void *locked_alloc_rest(struct pool *pool, size_t size,
 	return alloc_rest(pool, size, zero, POOL_LOCKED, 0);
 }
 
-POOL_COLD static void *per_thread_alloc_rest(struct pool *pool, size_t size,
+POOL_NOINLINE static void *per_thread_alloc_rest(struct pool *pool, size_t size,
                                              bool zero)
 {
 	return alloc_rest(pool, size, zero, POOL_PER_THREAD, 0);
@@ -222,7 +222,7 @@ POOL_COLD static int free_outside(struct pool *pool, const char *function,
 
 /* POOL_PER_THREAD when thread_push() missed: another span's block, a
  * pointer from outside the region, or misuse. */
-POOL_COLD static int per_thread_free_rest(struct pool *pool,
+POOL_NOINLINE static int per_thread_free_rest(struct pool *pool,
                                           const char *function, void *ptr,
                                           unsigned hooks)
 {
@@ -922,15 +922,15 @@ POOL_API void pool_free_bulk(pool_t *pool, size_t n, void *const *ptrs)
  */
 #if defined(HINT_BY_OFFSET) && !defined(SHIFTPOOL_NO_HARDENING)
 POOL_API POOL_ATTR_MALLOC POOL_ATTR_ALLOC_SIZE(2)
-    POOL_ATTR_NONNULL(1) void *shiftpool_inline_malloc_1(pool_t *pool,
+    POOL_ATTR_NONNULL(1) void *shiftpool_inline_malloc_2(pool_t *pool,
                                                          size_t size)
         __attribute__((alias("pool_malloc")));
 POOL_API POOL_ATTR_MALLOC POOL_ATTR_ALLOC_SIZE(2, 3)
-    POOL_ATTR_NONNULL(1) void *shiftpool_inline_calloc_1(pool_t *pool,
+    POOL_ATTR_NONNULL(1) void *shiftpool_inline_calloc_2(pool_t *pool,
                                                          size_t nmemb,
                                                          size_t size)
         __attribute__((alias("pool_calloc")));
-POOL_API POOL_ATTR_NONNULL(1) void shiftpool_inline_free_1(pool_t *pool,
+POOL_API POOL_ATTR_NONNULL(1) void shiftpool_inline_free_2(pool_t *pool,
                                                            void *ptr)
     __attribute__((alias("pool_free")));
 #endif

@@ -17,13 +17,15 @@
  *    thread, so any lock another thread held at the fork would stay locked
  *    in the child forever.  The prepare handler takes every lock the
  *    library uses (in one order: the registry, each POOL_LOCKED pool's
- *    lock, the per-thread registry, the trace, the error handler's, the
- *    library's own objects'), so
- *    the fork happens at a moment when no other thread is inside a locked
- *    section, and both sides release them afterwards.  Lock-free state
- *    needs no such care: a POOL_PER_THREAD span that another thread held
- *    at the fork stays with that thread's cache in the child, where
- *    nobody uses it; the child allocates from the other spans.
+ *    lock and each POOL_PER_THREAD pool's, which pool_trim() holds, the
+ *    per-thread registry, the trace, the error handler's, the library's
+ *    own objects'), so the fork
+ *    happens at a moment when no other thread is inside a locked section
+ *    (no trim holds spans off a pool's stack), and both sides release them
+ *    afterwards.  Lock-free state needs no such care: the POOL_PER_THREAD
+ *    spans that another thread held at the fork stay with that thread's
+ *    cache in the child, where nobody uses them; the child allocates from
+ *    the other spans.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -193,7 +195,7 @@ static void fork_prepare(void)
 	for (struct chunk *c = &first_chunk; c; c = c->next)
 		for (size_t i = 0; i < c->used; i++)
 			if (c->slots[i].pool &&
-			    c->slots[i].pool->mode == POOL_LOCKED)
+			    c->slots[i].pool->mode != POOL_SINGLE)
 				lock_acquire(&c->slots[i].pool->lock);
 	thread_fork_prepare();
 	trace_fork_prepare();
@@ -211,7 +213,7 @@ static void fork_release(void)
 	for (struct chunk *c = &first_chunk; c; c = c->next)
 		for (size_t i = 0; i < c->used; i++)
 			if (c->slots[i].pool &&
-			    c->slots[i].pool->mode == POOL_LOCKED)
+			    c->slots[i].pool->mode != POOL_SINGLE)
 				lock_release(&c->slots[i].pool->lock);
 	pthread_mutex_unlock(&registry_lock);
 }

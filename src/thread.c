@@ -1,52 +1,98 @@
 /*
- * POOL_PER_THREAD: lock-free per-thread spans.
+ * POOL_PER_THREAD: lock-free per-thread spans, many per thread.
  *
- * The region is cut into spans of 2^span_shift blocks (at most 256); a
- * span's descriptor (two cache lines, internal.h) holds its lists and a
- * bit per block.  A thread owns at most one span at a time, its active
- * span, and allocates from it with no lock and no atomic read-modify-write:
- * a local free list linked through word 0 of the free blocks, then the
- * span's never-used tail (the bump).  A thread that frees a block of its
- * active span pushes it on that local list, again with plain loads and
- * stores.  Any other free is a remote free: the block goes on the span's
- * remote list, a lock-free stack linked through word 1 of the blocks.
+ * 1. The region is cut into spans of 2^span_shift blocks (at most 256).  A
+ *    span's descriptor (two cache lines, internal.h) holds its lists, a bit
+ *    per block and its owner.  A free finds the span of a block from the
+ *    block's index with one shift.
  *
- * Spans nobody owns sit on the pool's available stack, or are "abandoned":
- * a thread whose active span has nothing left marks it abandoned and moves
- * on; the first remote free into an abandoned span publishes it on the
- * available stack, so no capacity is stranded behind a full span.  A thread
- * that frees into an abandoned span takes it over instead (one CAS), making
- * it its active span and giving up the old one: the frees that follow into
- * it are local, so a thread that frees in another order than it allocated
- * does not pay a remote free for each block.  A thread that exits (or whose
- * pool is destroyed) gives its span back like an owner that moves on.
+ * 2. A thread (its cache for the pool) owns many spans: the active span it
+ *    allocates from, the spans of its partial list (spans with free blocks),
+ *    and the spans of its full list (spans it found with no free block).
+ *    The span's owner field names the cache, with OWNER_FULL set while the
+ *    span is on the full list.  Both lists are linked through the spans'
+ *    descriptors, so a cache costs no memory per span.
  *
- * Why there is no ABA:
- *  - The remote list is only ever emptied whole, by the span's owner, with
- *    one atomic exchange; nobody pops single entries, so a pusher's CAS can
- *    only fail because another push happened, and retrying is always right.
- *  - The available stack is popped by many threads, so its head carries a
- *    32-bit tag beside the span index, bumped by every push and pop; a pop
- *    that read a stale next link fails its CAS.  Spans are never unmapped
- *    while the pool lives, so reading a stale link is harmless.
+ * 3. A free whose span is owned by the calling thread's cache is a local
+ *    free, whatever span it is: plain loads and stores clear the block's out
+ *    bit, push it on the span's local list (linked through word 0 of the free
+ *    blocks) and count it in used.  The inline fast path does this when the
+ *    owner is the cache and the span stays partly used or is the active one;
+ *    the slow path does the rest: a span on the full list moves to the
+ *    partial list (no atomic operation), and a span other than the active
+ *    one that the free leaves wholly free is kept, or given back (point 6).
  *
- * Why a double free can never hand a block out twice, even when two threads
- * free the same block at the same moment:
- *  - A block's out bit is set while it is handed out; only the span's owner
- *    writes it.  A remote free first claims the block: an atomic OR of its
- *    claim bit.  Of two remote frees of one block only one finds the bit
- *    clear, so a block is on a remote list at most once and no list can
- *    loop; the other is reported.
- *  - Having claimed, the remote free reads the out bit: a block that is not
- *    handed out is a double free (the claim is withdrawn and it is
- *    reported).  The owner, freeing a block of its own, refuses one that
+ * 4. Allocation takes the head of the active span's local list, then its
+ *    never-used tail (the bump).  When the active span has neither, its
+ *    remote frees are drained; when that finds nothing, it goes on the full
+ *    list and the head of the partial list becomes the active span (O(1)).
+ *    The partial list is a FIFO, so the span taken is the one that had the
+ *    longest to gather frees.  When that span is thin (few free blocks: it
+ *    would serve few allocations before the next switch), a span from the
+ *    pool comes first, if the pool has one at hand: the thread's spare
+ *    capacity then grows until switches are rare (about 1/32 of its live
+ *    blocks when frees land evenly), and never stops an allocation.
+ *    When the partial list is empty, the full list is swept once: a span
+ *    with remote frees is drained and goes on the partial list, the others
+ *    are sealed (point 5).  Only then does the thread take a span from the
+ *    pool's available stack, then a never-used one; then the fallback.  In
+ *    a steady state (blocks freed and replaced) the thread's own spans
+ *    serve it and the shared stack is not touched.
+ *
+ * 5. Any other free is a remote free: the block is claimed (point 8) and
+ *    pushed on the span's remote list, a lock-free stack linked through
+ *    word 1 of the blocks, which the owner empties with one exchange.  A
+ *    span that nobody owns and that has no free block is abandoned: its
+ *    remote word holds SPAN_ABANDONED.  A thread seals a full span it gives
+ *    up so (its owner becomes 0), when the sweep finds no remote free in it,
+ *    and at thread exit.  The first remote free into an abandoned span
+ *    clears the mark and publishes the span on the available stack, so no
+ *    capacity is stranded behind a sealed span.  A span still on its
+ *    owner's full list keeps the blocks remote frees gave back until the
+ *    owner's next sweep (or exit): other threads cannot use them meanwhile,
+ *    the price of a full list that costs no atomic operation to enter or
+ *    leave.  A thread that frees into an
+ *    abandoned span and allocates itself (it has an active span or a partial
+ *    one) takes it over instead (one CAS) and puts it on its partial list:
+ *    its later frees into it are local.
+ *
+ * 6. A thread keeps at most THREAD_KEEP_EMPTY wholly free spans besides its
+ *    active span; a free that leaves another span wholly free beyond that
+ *    gives it back to the available stack.  So what a thread holds grows
+ *    with its live blocks, not with the threads, and a thread that freed
+ *    everything holds at most 1 + THREAD_KEEP_EMPTY spans, plus spans whose
+ *    last blocks other threads freed (they come back at its next sweep).
+ *    A thread that exits, and pool_destroy(), give every span up: a span
+ *    with free blocks goes on the available stack, a full one is abandoned
+ *    (point 5): no capacity is lost.
+ *
+ * 7. Why there is no ABA.  The remote list is only ever emptied whole, by
+ *    the span's owner, with one atomic exchange; nobody pops single
+ *    entries, so a pusher's CAS can only fail because another push
+ *    happened, and retrying is always right.  The available stack is popped
+ *    by many threads, so its head carries a 32-bit tag beside the span
+ *    number, bumped by every push and pop; a pop that read a stale next link
+ *    fails its CAS.  Spans are never unmapped while the pool lives, so
+ *    reading a stale link is harmless (the link is atomic: the owner's lists
+ *    reuse it while the span is off the stack).
+ *
+ * 8. Why a double free can never hand a block out twice, even when two
+ *    threads free the same block at the same moment.  A block's out bit is
+ *    set while it is handed out; only the span's owner writes it.  A remote
+ *    free first claims the block: an atomic OR of its claim bit.  Of two
+ *    remote frees of one block only one finds the bit clear, so a block is
+ *    on a remote list at most once and no list can loop; the other is
+ *    reported.  Having claimed, the remote free reads the out bit: a block
+ *    that is not handed out is a double free (the claim is withdrawn and it
+ *    is reported).  The owner, freeing a block of its own, refuses one that
  *    is claimed (the remote free came first).  The two checks can still
  *    both pass when the two frees race (each reads the other's bit before
  *    the other writes it); then the block is both on the local list and
  *    claimed, and the drain finds a claimed block that is not handed out:
  *    it reports the second free and leaves the block where the owner put
  *    it, once.
- *  - The owner never hands out a block that is claimed: it parks it (moves
+ *
+ * 9. The owner never hands out a block that is claimed: it parks it (moves
  *    it from the local list to the parked list) until the drain has seen
  *    the remote free, then puts it back.  So a claim is always for the
  *    allocation that was live when it was made, never for a later one, and
@@ -56,22 +102,50 @@
  *    block of the span (a claim is cleared once processed, so revisits stop
  *    too).
  *
- * Counting: a span counts the blocks its owners hand out (allocs, in the
- * owner line); the blocks handed out now are its out bits that no claim
- * cancels, so the frees are the difference and nobody counts them.
+ * 10. Who owns a span is decided by the operations that hand it over, never
+ *    by the owner field alone: the pop of the available stack, the take-over
+ *    CAS of an abandoned span, the first allocation of a never-used span.
+ *    The new owner then writes its cache into owner.  A thread reads owner
+ *    equal to its own cache only if it wrote that value itself and nobody
+ *    has written since; nobody else writes owner before the span is given
+ *    up, and the thread that gives it up writes 0 (or leaves OWNER_FULL,
+ *    which its fast path never matches) first.  A cache is freed only
+ *    after every span naming it was given up.
  *
- * Memory ordering, pair by pair:
+ * 11. Counting: a span counts the blocks its owners hand out (allocs, in
+ *    the owner line); the blocks handed out now are its out bits that no
+ *    claim cancels, so the frees are the difference and nobody counts them.
+ *
+ * 12. pool_trim() gives back the pages of the spans on the available stack
+ *    whose blocks are all free; spans a thread holds are left alone.  It
+ *    holds them off the stack meanwhile, so trim_seq is odd from before its
+ *    first pop to after its last push, and a thread that finds no span
+ *    waits while it is odd, and tries again when it changed: a trim never
+ *    makes an allocation fail.  The trim also holds pool->lock (unused
+ *    otherwise in this mode), which fork() takes too: a child never sees a
+ *    trim half done.  A span trimmed is reset to "never used" (its blocks
+ *    known zero): the blocks in the pages kept at its ends are zeroed first.
+ *
+ * 13. Memory ordering, pair by pair:
  *  - remote push (release CAS on span->remote) / drain (acquire exchange):
  *    the drainer sees the word-1 links and claim bits the pushers wrote.
  *  - available push (release CAS) / pop (acquire CAS): the acquirer of a
- *    span sees the owner line (lists, bump, out bits) its last holder
- *    wrote.  An abandoning owner's CAS on span->remote is a release too, and
- *    the publishing remote free's CAS on span->remote acquires it before the
- *    push, so the chain owner -> publisher -> acquirer is ordered.
+ *    span sees the owner line (lists, bump, out bits, used) its last holder
+ *    wrote.  An abandoning owner's CAS on span->remote is a release too,
+ *    and both the publishing remote free's CAS (acquire, before its push)
+ *    and the take-over CAS (acquire) read it, so the chain owner ->
+ *    publisher -> acquirer, and owner -> taker, are ordered.
+ *  - trim_seq: the trim's increments are sequentially consistent and its
+ *    pops release as well as acquire; a thread that finds the stack empty
+ *    reads trim_seq before and after (sequentially consistent), so either
+ *    its acquire load of the stack synchronised with a trim's pop (and the
+ *    second read sees the trim's increment) or no trim held spans.
+ *  - owner is read and written with relaxed atomics: point 10 makes every
+ *    read that matters a read of the thread's own write.
  *  - out bits are read by remote frees with relaxed loads: a free happens
- *    after the allocation it frees (the program passed the pointer on, which
- *    synchronises), so the bit it reads is current unless the program races
- *    with itself, and then the claim protocol above decides.
+ *    after the allocation it frees (the program passed the pointer on,
+ *    which synchronises), so the bit it reads is current unless the program
+ *    races with itself, and then the claim protocol decides.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -86,7 +160,8 @@
 __thread struct thread_hint thread_hints[HINT_SLOTS]
     __attribute__((tls_model("initial-exec")));
 
-/* The span of a thread that holds none: empty lists, never written. */
+/* The span of a thread that holds none: empty lists, never written (the
+ * fast paths read it and stop at its capacity 0). */
 struct span thread_no_span;
 
 /* This thread's caches, one per pool it has used, linked by thread_next. */
@@ -124,13 +199,16 @@ static bool span_claimed(struct span *span, uint64_t rel)
 	return shared_test(span->claim, rel);
 }
 
-/* Sets or clears a block's out bit; the owner's. */
+/* Sets or clears a block's out bit, and counts it in used; the owner's. */
 static void span_set_out(struct span *span, uint64_t rel, bool out)
 {
-	if (out)
+	if (out) {
 		owned_test_and_set(span->out, rel);
-	else
+		span->used++;
+	} else {
 		owned_test_and_clear(span->out, rel);
+		span->used--;
+	}
 }
 
 /* The index in the span of the block at ptr, or a value >= capacity when
@@ -139,6 +217,18 @@ static uint64_t span_rel(const struct pool *pool, const struct span *span,
                          const void *ptr)
 {
 	return slot_from(span_block(pool, span, 0), pool->block_shift, ptr);
+}
+
+static uintptr_t span_owner(struct span *span)
+{
+	return atomic_load_explicit(&span->owner, memory_order_relaxed);
+}
+
+/* Point 10 of the design: only the thread handing the span over, or the
+ * one that just acquired it, writes owner. */
+static void span_set_owner(struct span *span, uintptr_t owner)
+{
+	atomic_store_explicit(&span->owner, owner, memory_order_relaxed);
 }
 
 void *thread_pop_opened(struct pool *pool)
@@ -161,7 +251,7 @@ void *thread_pop_opened(struct pool *pool)
 	return block;
 }
 
-/* Pushes a block on one of the owner's lists (local or parked). */
+/* Pushes a block on the span's local list. */
 static void span_list_push(struct pool *pool, char **list, char *block)
 {
 	link_store(pool, block, (uintptr_t)*list, pool->hooks);
@@ -171,6 +261,17 @@ static void span_list_push(struct pool *pool, char **list, char *block)
 static char *span_list_next(struct pool *pool, char *block)
 {
 	return (char *)(uintptr_t)link_load(pool, block, pool->hooks);
+}
+
+/* The parked list's head, kept as rel + 1 (0: empty). */
+static char *span_parked(struct pool *pool, struct span *span)
+{
+	return span->parked ? span_block(pool, span, span->parked - 1) : NULL;
+}
+
+static void span_set_parked(struct pool *pool, struct span *span, char *block)
+{
+	span->parked = block ? (uint32_t)span_rel(pool, span, block) + 1 : 0;
 }
 
 /* The thread's active span of the pool a hint holds, or NULL. */
@@ -223,12 +324,13 @@ static size_t span_list_length(struct pool *pool, struct span *span,
 }
 
 /* The span invariant of internal.h, for a span the caller holds: every
- * block below bump is handed out, or on the local list, or parked, once. */
+ * block below bump is handed out, or on the local list, or parked, once;
+ * used counts the out bits. */
 static void span_check(struct pool *pool, struct span *span)
 {
 	uint32_t bump = atomic_load_explicit(&span->bump, memory_order_relaxed);
 	size_t local = span_list_length(pool, span, span->local);
-	size_t parked = span_list_length(pool, span, span->parked);
+	size_t parked = span_list_length(pool, span, span_parked(pool, span));
 	size_t out = 0;
 
 	assert(bump <= span->capacity);
@@ -236,6 +338,7 @@ static void span_check(struct pool *pool, struct span *span)
 		assert(rel < bump || !span_out(span, rel));
 		out += span_out(span, rel);
 	}
+	assert(out == span->used);
 	if (local != SIZE_MAX && parked != SIZE_MAX)
 		assert(local + parked + out == bump);
 }
@@ -245,6 +348,9 @@ static void span_check(struct pool *pool, struct span *span)
 
 /* ------------------------------------------------------------ spans */
 
+/* Acquire, and release too: a pool_trim()'s pops head the release
+ * sequence that an allocating thread's look at the stack reads (point 13
+ * of the design). */
 static struct span *available_pop(struct pool *pool)
 {
 	uint64_t head =
@@ -259,7 +365,7 @@ static struct span *available_pop(struct pool *pool)
 		uint64_t tag = (head >> 32) + 1;
 		if (atomic_compare_exchange_weak_explicit(
 		        &pool->available, &head, (tag << 32) | next,
-		        memory_order_acquire, memory_order_acquire))
+		        memory_order_acq_rel, memory_order_acquire))
 			return span;
 	}
 }
@@ -300,17 +406,18 @@ static struct span *fresh_span(struct pool *pool)
  * longer.  The caller owns the span. */
 static void span_unpark(struct pool *pool, struct span *span)
 {
-	char *block = span->parked;
-	span->parked = NULL;
+	char *block = span_parked(pool, span);
+	char *parked = NULL;
 	while (block != NULL) {
 		char *next = span_list_next(pool, block);
 		span_list_push(pool,
 		               span_claimed(span, span_rel(pool, span, block))
-		                   ? &span->parked
+		                   ? &parked
 		                   : &span->local,
 		               block);
 		block = next;
 	}
+	span_set_parked(pool, span, parked);
 }
 
 /*
@@ -365,7 +472,7 @@ static size_t span_drain(struct pool *pool, struct span *span)
 		atomic_fetch_and_explicit(&span->claim[rel >> 6],
 		                          ~bit_mask(rel), memory_order_relaxed);
 	}
-	if (span->parked != NULL)
+	if (span->parked != 0)
 		span_unpark(pool, span);
 	return returned;
 }
@@ -386,10 +493,11 @@ static bool span_has_free(const struct span *span)
 static void span_release(struct pool *pool, struct span *span)
 {
 	span_check(pool, span);
-	if (!span_has_free(span) && span->parked == NULL) {
+	span_set_owner(span, 0);
+	if (!span_has_free(span) && span->parked == 0) {
 		uint64_t expected = 0;
-		/* Release: whoever later publishes and acquires the span sees
-		 * our writes to its owner line. */
+		/* Release: whoever later publishes or takes over the span
+		 * sees our writes to its owner line. */
 		if (atomic_compare_exchange_strong_explicit(
 		        &span->remote, &expected, SPAN_ABANDONED,
 		        memory_order_release, memory_order_relaxed))
@@ -427,7 +535,9 @@ static void *span_pop(struct pool *pool, struct span *span, bool *fresh)
 			span->local = span_list_next(pool, block);
 			span->last = block;
 			if (span_claimed(span, rel)) {
-				span_list_push(pool, &span->parked, block);
+				char *parked = span_parked(pool, span);
+				span_list_push(pool, &parked, block);
+				span_set_parked(pool, span, parked);
 				continue;
 			}
 		}
@@ -442,6 +552,128 @@ static void *span_pop(struct pool *pool, struct span *span, bool *fresh)
 	span->local = NULL;
 	report_corrupted(pool, bad);
 	return NULL;
+}
+
+/* ------------------------------------------------------------ owned spans */
+
+/* A cache's lists: span number + 1, linked through stack_next and prev. */
+static struct span *span_at(struct pool *pool, uint32_t link)
+{
+	return link ? &pool->spans[link - 1] : NULL;
+}
+
+static uint32_t span_next(struct span *span)
+{
+	return atomic_load_explicit(&span->stack_next, memory_order_relaxed);
+}
+
+/* Appends span to the list (a FIFO: the span taken next is the one that
+ * had the longest to gather frees). */
+static void list_add(struct pool *pool, struct span_list *list,
+                     struct span *span)
+{
+	uint32_t self = (uint32_t)(span - pool->spans) + 1;
+	atomic_store_explicit(&span->stack_next, 0, memory_order_relaxed);
+	span->prev = list->tail;
+	if (list->tail)
+		atomic_store_explicit(&pool->spans[list->tail - 1].stack_next,
+		                      self, memory_order_relaxed);
+	else
+		list->head = self;
+	list->tail = self;
+}
+
+static void list_remove(struct pool *pool, struct span_list *list,
+                        struct span *span)
+{
+	uint32_t next = span_next(span);
+	if (span->prev)
+		atomic_store_explicit(&pool->spans[span->prev - 1].stack_next,
+		                      next, memory_order_relaxed);
+	else
+		list->head = next;
+	if (next)
+		pool->spans[next - 1].prev = span->prev;
+	else
+		list->tail = span->prev;
+}
+
+/* A span of the partial list with fewer free blocks than 1 / THREAD_THIN
+ * of its capacity, or than THREAD_THIN_MIN (but half its capacity at
+ * most), is thin: an allocation that would switch to it takes a span from
+ * the pool first, when there is one. */
+#define THREAD_THIN     16
+#define THREAD_THIN_MIN 4
+
+static bool span_is_thin(const struct span *span)
+{
+	uint32_t least = span->capacity / THREAD_THIN;
+	if (least < THREAD_THIN_MIN)
+		least = THREAD_THIN_MIN;
+	if (least > span->capacity / 2)
+		least = span->capacity / 2;
+	return span->capacity - span->used < least;
+}
+
+/* How many wholly free spans a thread keeps on its partial list. */
+#define THREAD_KEEP_EMPTY 1
+
+/* A span of the cache that is not active has free blocks now: onto the
+ * partial list, or, wholly free beyond what the thread keeps, back to the
+ * pool. */
+static void cache_add_partial(struct pool *pool, struct thread_cache *tc,
+                              struct span *span)
+{
+	if (span->used == 0) {
+		if (tc->empty >= THREAD_KEEP_EMPTY) {
+			span_release(pool, span);
+			return;
+		}
+		tc->empty++;
+	}
+	span_set_owner(span, (uintptr_t)tc);
+	list_add(pool, &tc->partial, span);
+}
+
+/* The active span has no free block: onto the full list, still owned (a
+ * local free into it moves it back, with no atomic operation). */
+static void cache_add_full(struct pool *pool, struct thread_cache *tc,
+                           struct span *span)
+{
+	span_set_owner(span, (uintptr_t)tc | OWNER_FULL);
+	list_add(pool, &tc->full, span);
+}
+
+/* The span leaves the partial list (to become active or go back). */
+static void cache_take_partial(struct pool *pool, struct thread_cache *tc,
+                               struct span *span)
+{
+	list_remove(pool, &tc->partial, span);
+	if (span->used == 0)
+		tc->empty--;
+}
+
+/*
+ * The sweep of the full list (point 4 of the design): a span that remote
+ * frees gave blocks back goes on the partial list; the others are sealed
+ * (abandoned, or published if a remote free just came), so that the next
+ * remote free into one of them gives it to the pool, and no sweep sees
+ * them again.
+ */
+static void cache_sweep_full(struct pool *pool, struct thread_cache *tc)
+{
+	uint32_t link = tc->full.head;
+	tc->full.head = tc->full.tail = 0;
+	while (link) {
+		struct span *span = span_at(pool, link);
+		link = span_next(span);
+		if (atomic_load_explicit(&span->remote, memory_order_relaxed) !=
+		        0 &&
+		    span_drain(pool, span) > 0)
+			cache_add_partial(pool, tc, span);
+		else
+			span_release(pool, span);
+	}
 }
 
 /* ------------------------------------------------------------ caches */
@@ -483,15 +715,32 @@ static void hint_take(struct pool *pool, struct thread_cache *tc)
 	hint_set_span(pool, tc->active);
 }
 
+/* Gives up every span of the cache's lists (point 6 of the design). */
+static void cache_release_all(struct pool *pool, struct thread_cache *tc)
+{
+	if (tc->active) {
+		span_release(pool, tc->active);
+		tc->active = NULL;
+	}
+	struct span_list *lists[] = {&tc->partial, &tc->full};
+	for (unsigned i = 0; i < 2; i++) {
+		uint32_t link = lists[i]->head;
+		lists[i]->head = lists[i]->tail = 0;
+		while (link) {
+			struct span *span = span_at(pool, link);
+			link = span_next(span);
+			span_release(pool, span);
+		}
+	}
+	tc->empty = 0;
+}
+
 /* Called with registry_lock held, for a cache whose pool is alive and
  * whose active span is written back. */
 static void cache_retire(struct thread_cache *tc)
 {
 	struct pool *pool = tc->pool;
-	if (tc->active) {
-		span_release(pool, tc->active);
-		tc->active = NULL;
-	}
+	cache_release_all(pool, tc);
 	cache_fold_counters(pool, tc);
 	if (tc->pool_prev)
 		tc->pool_prev->pool_next = tc->pool_next;
@@ -501,7 +750,6 @@ static void cache_retire(struct thread_cache *tc)
 		tc->pool_next->pool_prev = tc->pool_prev;
 	tc->pool = NULL;
 }
-
 /* pthread key destructor: the thread is exiting. */
 static void thread_exit(void *value)
 {
@@ -589,43 +837,56 @@ static struct thread_cache *cache_get(struct pool *pool)
 
 /* ------------------------------------------------------------ slow paths */
 
-/* Gives up the active span (if any) and makes span the active one. */
-static void hint_move_to(struct pool *pool, struct span *span)
-{
-	struct span *old = hint_span(hint_of(pool));
-	hint_set_span(pool, span);
-	if (old != NULL)
-		span_release(pool, old);
-}
-
 /*
  * A span given back (on the available stack), else one never used; NULL
  * when there is neither.  A pool_trim() holds the spans it trims off the
- * stack for a moment: a thread that finds none then waits for it to put
- * them back, rather than fail (or fall back) while the pool has blocks.
+ * stack for a moment: a thread that finds none while one runs, or after
+ * one ran, looks again, rather than fail (or fall back) while the pool has
+ * blocks (point 12 of the design).
  */
 static struct span *available_or_fresh(struct pool *pool)
 {
 	for (;;) {
+		uint32_t seq =
+		    atomic_load_explicit(&pool->trim_seq, memory_order_seq_cst);
 		struct span *span = available_pop(pool);
 		if (span == NULL)
 			span = fresh_span(pool);
 		if (span != NULL)
 			return span;
-		/* Pairs with thread_trim()'s decrement, which follows its
-		 * pushes: seen 0, the spans are back on the stack. */
-		if (atomic_load_explicit(&pool->trimming,
-		                         memory_order_seq_cst) == 0) {
-			span = available_pop(pool);
-			return span != NULL ? span : fresh_span(pool);
-		}
-		sched_yield();
+		/* Pairs with thread_trim()'s increments: unchanged and even,
+		 * no trim held spans while we looked. */
+		if (atomic_load_explicit(&pool->trim_seq,
+		                         memory_order_seq_cst) == seq &&
+		    !(seq & 1))
+			return NULL;
+		if (seq & 1)
+			sched_yield();
 	}
+}
+
+/* Makes span, which the cache owns and holds on no list, the active span
+ * and takes a block from it; NULL (the span then on the full list) when it
+ * has none. */
+static void *cache_use(struct pool *pool, struct thread_cache *tc,
+                       struct span *span, bool *fresh)
+{
+	span_set_owner(span, (uintptr_t)tc);
+	hint_set_span(pool, span);
+	span_drain(pool, span);
+	span_check(pool, span);
+	void *block = span_pop(pool, span, fresh);
+	if (block == NULL) {
+		hint_set_span(pool, NULL);
+		cache_add_full(pool, tc, span);
+	}
+	return block;
 }
 
 void *thread_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 {
-	if (cache_get(pool) == NULL)
+	struct thread_cache *tc = cache_get(pool);
+	if (tc == NULL)
 		return NULL;
 	/* The fast path may have missed only the hint. */
 	void *block = thread_pop(pool, hooks);
@@ -638,33 +899,63 @@ void *thread_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 		block = span_pop(pool, span, fresh);
 		if (block == NULL && span_drain(pool, span) > 0)
 			block = span_pop(pool, span, fresh);
-		if (block == NULL)
-			hint_move_to(pool, NULL);
+		if (block != NULL)
+			return block;
+		hint_set_span(pool, NULL);
+		cache_add_full(pool, tc, span);
+	}
+	/* Then the thread's other spans: those with free blocks, then the
+	 * full ones that remote frees gave blocks back to (once: the sweep
+	 * seals the others). */
+	bool swept = false, thin = false;
+	for (;;) {
+		span = span_at(pool, tc->partial.head);
+		if (span != NULL && !thin && span_is_thin(span)) {
+			/* Few free blocks: the span would serve few allocations
+			 * before the next switch.  A span the pool can spare
+			 * comes first, and the partial ones gather frees
+			 * meanwhile (point 4 of the design). */
+			thin = true;
+			struct span *more = available_pop(pool);
+			if (more == NULL)
+				more = fresh_span(pool);
+			if (more != NULL) {
+				block = cache_use(pool, tc, more, fresh);
+				if (block != NULL)
+					return block;
+				continue;
+			}
+		}
+		if (span != NULL) {
+			cache_take_partial(pool, tc, span);
+			block = cache_use(pool, tc, span, fresh);
+			if (block != NULL)
+				return block;
+			continue;
+		}
+		if (swept || tc->full.head == 0)
+			break;
+		cache_sweep_full(pool, tc);
+		swept = true;
 	}
 	/* Then another span: one given back (it has free blocks), or one
 	 * never used.  Each try adopts a span that had a free block when it
 	 * was published, so this loop ends within span_count tries. */
-	for (size_t tries = 0; block == NULL && tries <= pool->span_count;
-	     tries++) {
+	for (size_t tries = 0; tries <= pool->span_count; tries++) {
 		span = available_or_fresh(pool);
 		if (span == NULL)
 			break;
-		hint_set_span(pool, span);
-		span_drain(pool, span);
-		span_check(pool, span);
-		block = span_pop(pool, span, fresh);
-		if (block == NULL)
-			hint_move_to(pool, NULL);
+		block = cache_use(pool, tc, span, fresh);
+		if (block != NULL)
+			return block;
 	}
-	return block;
+	return NULL;
 }
 
 /* A remote free: claim the block, then push it on its span's remote list. */
-static int span_free_remote(struct pool *pool, struct thread_cache *tc,
-                            struct span *span, uint32_t rel, void *block,
-                            unsigned hooks)
+static int span_free_remote(struct pool *pool, struct span *span, uint32_t rel,
+                            void *block, unsigned hooks)
 {
-	(void)tc;
 	if (atomic_fetch_or_explicit(&span->claim[rel >> 6], bit_mask(rel),
 	                             memory_order_seq_cst) &
 	    bit_mask(rel))
@@ -692,24 +983,18 @@ static int span_free_remote(struct pool *pool, struct thread_cache *tc,
 }
 
 /*
- * Takes over an abandoned span (nobody owns it and it is on no stack: its
- * owner ran out of blocks in it and moved on) to free into it locally,
- * and gives up the active span for it.  Returns false if the span is not
- * abandoned, or another thread took or published it first.
- *
- * This is what keeps a thread's frees local when it frees in an order
- * other than it allocated (a server dropping a connection's buffers): the
- * first free into each span it moved past costs two CAS (this one and the
- * release of the old active span), the others none, where each would
- * otherwise be a remote free.  A thread still owns at most one span.
+ * Takes over an abandoned span (nobody owns it and it is on no stack) to
+ * free into it locally: it goes on the thread's partial list.  Returns
+ * false if the span is not abandoned, or another thread took or published
+ * it first, or the thread only frees (it would hold free blocks that the
+ * allocating threads then miss).
  */
-static bool span_take_over(struct pool *pool, struct span *span)
+static bool span_take_over(struct pool *pool, struct thread_cache *tc,
+                           struct span *span)
 {
 	uint64_t expected = SPAN_ABANDONED;
 
-	/* A thread that only frees (it holds no span) never takes one: it
-	 * would hold free blocks that the allocating threads then miss. */
-	if (hint_span(hint_of(pool)) == NULL)
+	if (hint_span(hint_of(pool)) == NULL && tc->partial.head == 0)
 		return false;
 	/* An abandoned span has no remote frees: the first one clears the
 	 * flag and publishes the span. */
@@ -720,9 +1005,37 @@ static bool span_take_over(struct pool *pool, struct span *span)
 	                                             memory_order_relaxed))
 		return false;
 	/* Acquire: we see the owner line its last owner wrote before
-	 * abandoning it (a release). */
-	hint_move_to(pool, span);
+	 * abandoning it (a release).  It has no free block, and now ours: the
+	 * free that follows puts it on the partial list. */
+	span_set_owner(span, (uintptr_t)tc | OWNER_FULL);
+	list_add(pool, &tc->full, span);
 	return true;
+}
+
+/* A free into a span the cache owns, which the fast path left: a span on
+ * the full list, or one that the free leaves wholly free. */
+static int span_free_local(struct pool *pool, struct thread_cache *tc,
+                           struct span *span, uint32_t rel, void *block,
+                           unsigned hooks)
+{
+	if (span_claimed(span, rel) || !span_out(span, rel))
+		return POOL_ERROR_DOUBLE_FREE;
+	bool full = span_owner(span) & OWNER_FULL;
+	span_set_out(span, rel, false);
+	hooks_block_in(pool, block, hooks);
+	span_list_push(pool, &span->local, block);
+	if (span == hint_span(hint_of(pool)))
+		return 0;
+	/* Off the full list, or wholly free: kept, or back to the pool
+	 * (points 3 and 6). */
+	if (full) {
+		list_remove(pool, &tc->full, span);
+		cache_add_partial(pool, tc, span);
+	} else if (span->used == 0) {
+		list_remove(pool, &tc->partial, span);
+		cache_add_partial(pool, tc, span);
+	}
+	return 0;
 }
 
 int thread_free_slow(struct pool *pool, void *block, size_t index,
@@ -733,12 +1046,12 @@ int thread_free_slow(struct pool *pool, void *block, size_t index,
 	struct thread_cache *tc = cache_get(pool);
 
 	if (tc != NULL) {
-		/* The fast path may have missed only the hint. */
-		if (span == hint_span(hint_of(pool)) ||
-		    span_take_over(pool, span))
-			return thread_push(pool, block, hooks);
+		uintptr_t owner = span_owner(span) & ~OWNER_FULL;
+		if (owner == (uintptr_t)tc || span_take_over(pool, tc, span))
+			return span_free_local(pool, tc, span, rel, block,
+			                       hooks);
 	}
-	return span_free_remote(pool, tc, span, rel, block, hooks);
+	return span_free_remote(pool, span, rel, block, hooks);
 }
 
 /* ------------------------------------------------------------ internal API */
@@ -747,7 +1060,7 @@ int thread_free_slow(struct pool *pool, void *block, size_t index,
  * and none parked, and blocks touched: its pages may be given back. */
 static bool span_is_idle(struct span *span)
 {
-	if (span->parked != NULL ||
+	if (span->parked != 0 ||
 	    atomic_load_explicit(&span->bump, memory_order_relaxed) == 0)
 		return false;
 	for (unsigned w = 0; w < SPAN_WORDS; w++)
@@ -757,15 +1070,33 @@ static bool span_is_idle(struct span *span)
 	return true;
 }
 
+/* Zeroes [lo, hi), free blocks of a span the caller holds, whatever tool
+ * watches them (their words, as the links are written). */
+static void span_zero(struct pool *pool, char *lo, char *hi)
+{
+	for (char *at = lo; at < hi; at += pool->block_size)
+		for (size_t w = 0; w < pool->block_size / sizeof(uintptr_t);
+		     w++)
+			link_word_store(at, (int)w, 0, pool->hooks);
+}
+
 /* Gives back an idle span's whole pages, and makes it a span never used:
- * its blocks are zero again.  The caller holds it. */
+ * its blocks are zero again, those in the pages kept at its ends zeroed
+ * here (they may share a page with another span, or with the area's
+ * start).  The caller holds it. */
 static size_t span_give_back(struct pool *pool, struct span *span)
 {
 	char *first = span_block(pool, span, 0);
-	size_t bytes = region_give_back(
-	    pool, first, first + ((size_t)span->capacity << pool->block_shift));
+	char *end = first + ((size_t)span->capacity << pool->block_shift);
+	size_t bytes = region_give_back(pool, first, end);
 	if (bytes == 0)
 		return 0;
+	size_t page = region_page_size();
+	char *lo =
+	    (char *)(((uintptr_t)first + page - 1) & ~(uintptr_t)(page - 1));
+	char *hi = (char *)((uintptr_t)end & ~(uintptr_t)(page - 1));
+	span_zero(pool, first, lo);
+	span_zero(pool, hi, end);
 	atomic_fetch_add_explicit(
 	    &pool->trimmed_touched,
 	    atomic_load_explicit(&span->bump, memory_order_relaxed),
@@ -783,11 +1114,11 @@ size_t thread_trim(struct pool *pool)
 
 	/* The spans nobody holds: taken off the stack (each is ours until it
 	 * goes back), their remote frees drained, the idle ones given back.
-	 * Spans held by threads are left alone.  Meanwhile a thread that
-	 * needs a span and finds none waits for them (available_or_fresh()):
-	 * the count goes up before the first is taken, down after the last
-	 * is back. */
-	atomic_fetch_add_explicit(&pool->trimming, 1, memory_order_seq_cst);
+	 * Spans held by threads are left alone.  The lock keeps fork() out
+	 * (and other trims); trim_seq tells the allocating threads (point 12
+	 * of the design). */
+	lock_acquire(&pool->lock);
+	atomic_fetch_add_explicit(&pool->trim_seq, 1, memory_order_seq_cst);
 	for (struct span *span; (span = available_pop(pool)) != NULL;) {
 		span_drain(pool, span);
 		if (span_is_idle(span))
@@ -805,10 +1136,10 @@ size_t thread_trim(struct pool *pool)
 		available_push(pool, taken);
 		taken = next ? &pool->spans[next - 1] : NULL;
 	}
-	atomic_fetch_sub_explicit(&pool->trimming, 1, memory_order_seq_cst);
+	atomic_fetch_add_explicit(&pool->trim_seq, 1, memory_order_seq_cst);
+	lock_release(&pool->lock);
 	return bytes;
 }
-
 bool thread_block_is_live(struct pool *pool, size_t index)
 {
 	struct span *span = &pool->spans[index >> pool->span_shift];

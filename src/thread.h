@@ -12,7 +12,8 @@
 
 /*
  * What this thread needs of the pool it used last, found without a
- * lookup: its active span, and where that span's blocks lie.  pool_id is
+ * lookup: its cache (the owner the free path compares a span's owner
+ * with), its active span, and where that span's blocks lie.  pool_id is
  * unique per pool_init() in the process, so a destroyed pool whose address
  * is reused never matches.  While the hint holds a pool, span is that
  * pool's cache's active span (written back to the cache when the hint
@@ -109,10 +110,12 @@ POOL_INLINE void *thread_pop(struct pool *pool, unsigned hooks)
 }
 
 /*
- * pool_free's fast path: a block of this thread's active span goes on its
- * local list, with plain loads and stores.  Returns 0 (freed), a
- * pool_error (nothing changed then), or -1 when the pointer is none of the
- * active span's blocks and needs the slow path.
+ * pool_free's fast path: a block of any span this thread owns goes on
+ * that span's local list, with plain loads and stores.  Returns 0
+ * (freed), a pool_error (nothing changed then), or -1 when the pointer
+ * needs the slow path: none of the thread's spans' blocks, outside the
+ * region, a span on the thread's full list, or a span the free would
+ * leave wholly free.
  */
 POOL_INLINE int thread_push(struct pool *pool, void *block, unsigned hooks)
 {
@@ -127,15 +130,17 @@ POOL_INLINE int thread_push(struct pool *pool, void *block, unsigned hooks)
 
 /*
  * The bulk calls' loops: what thread_pop() and thread_push() do, for up
- * to n blocks of the thread's active span.  Unhooked pools.
- * thread_pop_many() returns how many it took; thread_push_many() how many
- * it freed before the first pointer it left (another span's block,
- * outside the region, misuse), for the caller to free the slow way.
+ * to n blocks of the thread's active span (pop) or spans (push), for
+ * unhooked pools.  thread_pop_many() returns how many it took;
+ * thread_push_many() how many it freed before the first pointer it left
+ * (another span's block, outside the region, misuse), for the caller to
+ * free the slow way.
  */
 POOL_INLINE size_t thread_pop_many(struct pool *pool, size_t n, void **out)
 {
 	const struct thread_hint *hint = hint_of(pool);
-	if (unlikely(hint->pool_id != pool->id))
+	/* A thread with no span writes nothing: thread_no_span is shared. */
+	if (unlikely(hint->pool_id != pool->id || hint->capacity == 0))
 		return 0;
 	struct span *span = hint->span;
 	const uintptr_t first = hint->first;
@@ -164,62 +169,41 @@ POOL_INLINE size_t thread_pop_many(struct pool *pool, size_t n, void **out)
 		                            link_key_from(secret, block));
 	}
 	word_cache_flush(&outs);
+	if (got == 0)
+		return 0;
 	span->local = block;
 	span->last = last;
+	span->used += (uint32_t)got;
 	owned_add(&span->allocs, got);
 	return got;
 }
 
+/* Each block as thread_push() frees it: into whichever span of the thread
+ * it belongs to. */
 POOL_INLINE size_t thread_push_many(struct pool *pool, size_t n,
                                     void *const *ptrs)
 {
-	const struct thread_hint *hint = hint_of(pool);
-	if (unlikely(hint->pool_id != pool->id))
-		return 0;
-	struct span *span = hint->span;
-	const uintptr_t first = hint->first;
-	const uint64_t capacity = hint->capacity;
-	const unsigned shift = pool->block_shift;
-	const uintptr_t secret = pool->secret;
-	char *head = span->local;
-	struct word_cache outs;
+	struct shiftpool_hint_ *hint = fast_hint_of(pool);
 	size_t done = 0;
 
-	/* The out bits cleared here reach memory at the end: a remote free
-	 * racing with one of these frees (a double free) then finds the
-	 * block still out a little longer, which the claim protocol
-	 * settles as it settles any such race (thread.c). */
-	word_cache_init(&outs, (uint64_t *)span->out);
 	for (; done < n; done++) {
-		char *block = ptrs[done];
-		uint64_t rel = slot_from((const char *)first, shift, block);
-		bool was;
-		if (unlikely(rel >= capacity || shared_test(span->claim, rel)))
+		if (shiftpool_span_push_(fast_of(pool), hint, ptrs[done]) != 0)
 			break;
-		uint64_t *word = word_cache_at(&outs, rel);
-		*word = word_clear(*word, rel, &was);
-		if (unlikely(!was))
-			break;
-		block_word_store(
-		    block, 0, (uintptr_t)head ^ link_key_from(secret, block));
-		hooks_block_in(pool, block, 0);
-		head = block;
+		hooks_block_in(pool, ptrs[done], 0);
 	}
-	word_cache_flush(&outs);
-	span->local = head;
 	return done;
 }
 
 /* pool_malloc/pool_calloc when thread_pop() missed: the thread's cache is
  * looked up, then its span, another span.  NULL when the pool has nothing
  * this thread can have (the caller falls back); *fresh: never used. */
-POOL_COLD void *thread_alloc_slow(struct pool *pool, bool *fresh,
-                                  unsigned hooks);
+POOL_NOINLINE void *thread_alloc_slow(struct pool *pool, bool *fresh,
+                                      unsigned hooks);
 /* pool_free when thread_push() missed, for the block of the region of
  * that index: a lookup, then a local or a remote free.  Returns 0, or the
  * pool_error found (nothing changed then). */
-POOL_COLD int thread_free_slow(struct pool *pool, void *block, size_t index,
-                               unsigned hooks);
+POOL_NOINLINE int thread_free_slow(struct pool *pool, void *block, size_t index,
+                                   unsigned hooks);
 /* Whether the block of that index is handed out now. */
 bool thread_block_is_live(struct pool *pool, size_t index);
 /* pool_trim(): gives back the pages of the spans nobody holds and whose

@@ -86,7 +86,8 @@ TESTS += %reldir%/check_shiftpool
 	%reldir%/check_memory.c \
 	%reldir%/check_bulk.c \
 	%reldir%/check_set.c \
-	%reldir%/check_dropin.c
+	%reldir%/check_dropin.c \
+	%reldir%/check_spans.c
 %canon_reldir%_check_shiftpool_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 %canon_reldir%_check_shiftpool_LDADD = src/libshiftpool.la $(CHECK_LIBS)
 if INLINE_PATHS

@@ -4,7 +4,7 @@
  * through a shared array, thread churn, patterns checked at every free.
  *
  *	tests/stress [--long] [--mode=locked|per-thread] [--threads=1,2,4]
- *	             [--only=stress,churn,misuse,trim,set,two-pools,destroy]
+ *	             [--only=stress,churn,misuse,trim,set,bulk,two-pools,destroy]
  *	             [--steps=N] [--rounds=N] [--cycles=N] [--preempt-us=N]
  *	             [--seed=N]
  *
@@ -26,7 +26,9 @@
  *  trim       pool_trim() racing with threads that allocate and free: no
  *	       live block's page is given back;
  *  set        a pool set of several classes under threads, objects of
- *	       every class crossing threads, classes running out.
+ *	       every class crossing threads, classes running out;
+ *  bulk       threads that hold no span free with pool_free_bulk(): no
+ *	       shared write (a race in the ThreadSanitizer build).
  * What the parts share (tracked pools, threads, failure reports, the
  * preemption timer) is concurrency.c, which tests/aba uses too.
  *
@@ -55,6 +57,7 @@ static const struct part {
     {"misuse", true, part_misuse},        /* stress-misuse.c */
     {"trim", true, part_trim},            /* stress-trim.c */
     {"set", true, part_set},              /* stress-set.c */
+    {"bulk", true, part_bulk},            /* stress-bulk.c */
     {"two-pools", false, part_two_pools}, /* stress-two-pools.c */
     {"destroy", false, part_destroy},     /* stress-destroy.c */
 };

@@ -33,8 +33,8 @@ struct stress_options {
 
 /*
  * The parts, each in tests/stress-NAME.c (the stress part in
- * stress-crossing.c).  tests/stress.c runs stress, churn, misuse, trim
- * and set once per mode, then two-pools and destroy once (they ignore
+ * stress-crossing.c).  tests/stress.c runs stress, churn, misuse, trim,
+ * set and bulk once per mode, then two-pools and destroy once (they ignore
  * mode).
  */
 void part_stress(const struct stress_options *o, int mode);
@@ -42,6 +42,7 @@ void part_churn(const struct stress_options *o, int mode);
 void part_misuse(const struct stress_options *o, int mode);
 void part_trim(const struct stress_options *o, int mode);
 void part_set(const struct stress_options *o, int mode);
+void part_bulk(const struct stress_options *o, int mode);
 void part_two_pools(const struct stress_options *o, int mode);
 void part_destroy(const struct stress_options *o, int mode);
 

@@ -18,6 +18,7 @@ TESTS += %reldir%/stress %reldir%/aba
 	%reldir%/stress-objects.h %reldir%/stress-two-pools.c \
 	%reldir%/stress-churn.c %reldir%/stress-destroy.c \
 	%reldir%/stress-misuse.c %reldir%/stress-trim.c %reldir%/stress-set.c \
+	%reldir%/stress-bulk.c \
 	%reldir%/concurrency.c %reldir%/concurrency.h %reldir%/modes.c \
 	%reldir%/modes.h
 %canon_reldir%_stress_LDADD = src/libshiftpool.la

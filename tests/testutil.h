@@ -56,6 +56,7 @@ Suite *memory_suite(void);
 Suite *bulk_suite(void);
 Suite *set_suite(void);
 Suite *dropin_suite(void);
+Suite *spans_suite(void);
 
 /* ------------------------------------------------------------ modes */
 

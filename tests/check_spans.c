@@ -1,0 +1,397 @@
+/*
+ * POOL_PER_THREAD's spans: a thread owns many, keeps few wholly free ones,
+ * gives every one up at exit; and pool_trim() beside them: the blocks it
+ * resets read zero, it never makes an allocation fail, and a child forked
+ * while it runs can allocate.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#define PT (POOL_PER_THREAD | POOL_NO_FALLBACK)
+
+/* Takes n blocks of size bytes, each asserted from the pool. */
+static void **take(pool_t *pool, size_t size, size_t n)
+{
+	void **blocks = malloc(n * sizeof *blocks);
+	ck_assert_ptr_nonnull(blocks);
+	for (size_t i = 0; i < n; i++) {
+		blocks[i] = pool_malloc(pool, size);
+		ck_assert_msg(blocks[i] != NULL && pool_owns(pool, blocks[i]),
+		              "block %zu of %zu not from the pool", i, n);
+	}
+	return blocks;
+}
+
+/* How many more blocks the pool hands out before it has none; frees them
+ * again. */
+static size_t blocks_left(pool_t *pool, size_t size, size_t most)
+{
+	void **blocks = malloc(most * sizeof *blocks);
+	ck_assert_ptr_nonnull(blocks);
+	size_t n = 0;
+	while (n < most && (blocks[n] = pool_malloc(pool, size)) != NULL)
+		n++;
+	for (size_t i = 0; i < n; i++)
+		pool_free(pool, blocks[i]);
+	free(blocks);
+	return n;
+}
+
+/* ------------------------------------------------------------ trim */
+
+/*
+ * A region that is not a whole number of pages: the spans at its ends, and
+ * spans that straddle pages, share pages with blocks that pool_trim() does
+ * not give back.  After the trim every pool_calloc() reads zero, whether
+ * its block was given back, kept, or reset to "never used".
+ */
+static const size_t odd_shapes[][2] = {
+    {1024, 513}, {32, 16385}, {64, 8193}, {512, 4097}};
+
+START_TEST(test_calloc_after_trim_odd_region)
+{
+	size_t size = odd_shapes[_i][0], count = odd_shapes[_i][1];
+	pool_t *pool = test_pool(size, count, PT);
+	void **blocks = take(pool, size, count);
+	for (size_t i = 0; i < count; i++)
+		memset(blocks[i], 0xab, size);
+	for (size_t i = 0; i < count; i++)
+		pool_free(pool, blocks[i]);
+	pool_trim(pool);
+	for (size_t i = 0; i < count; i++) {
+		blocks[i] = pool_calloc(pool, 1, size);
+		ck_assert_msg(blocks[i] != NULL, "calloc %zu of %zu failed", i,
+		              count);
+		assert_bytes(blocks[i], size, 0, "a block after pool_trim()");
+	}
+	give_back(pool, blocks, count);
+}
+END_TEST
+
+/*
+ * One thread takes every block of a POOL_NO_FALLBACK pool, round after
+ * round, while two others trim it without pause: no allocation may fail.
+ * Spans of one block make every allocation take a span off the stack the
+ * trim empties.
+ */
+#define TRIM_RACE_BLOCKS   8
+#define TRIM_RACE_TRIMMERS 2
+#ifndef TRIM_RACE_ROUNDS
+#define TRIM_RACE_ROUNDS 20000
+#endif
+
+struct trim_race {
+	pool_t *pool;
+	atomic_bool stop;
+};
+
+static void *trim_loop(void *arg)
+{
+	struct trim_race *r = arg;
+	while (!atomic_load(&r->stop))
+		pool_trim(r->pool);
+	return NULL;
+}
+
+START_TEST(test_trim_never_fails_alloc)
+{
+	struct trim_race r = {.pool = test_pool(64, TRIM_RACE_BLOCKS, PT)};
+	pthread_t trimmers[TRIM_RACE_TRIMMERS];
+	void *blocks[TRIM_RACE_BLOCKS];
+	unsigned failed = 0;
+
+	atomic_init(&r.stop, false);
+	for (int t = 0; t < TRIM_RACE_TRIMMERS; t++)
+		ck_assert_int_eq(
+		    pthread_create(&trimmers[t], NULL, trim_loop, &r), 0);
+	for (unsigned round = 0; round < TRIM_RACE_ROUNDS; round++) {
+		for (size_t i = 0; i < TRIM_RACE_BLOCKS; i++) {
+			blocks[i] = pool_malloc(r.pool, 64);
+			failed += blocks[i] == NULL;
+		}
+		for (size_t i = 0; i < TRIM_RACE_BLOCKS; i++)
+			pool_free(r.pool, blocks[i]);
+	}
+	atomic_store(&r.stop, true);
+	for (int t = 0; t < TRIM_RACE_TRIMMERS; t++)
+		ck_assert_int_eq(pthread_join(trimmers[t], NULL), 0);
+	ck_assert_msg(failed == 0,
+	              "%u of %u allocations failed while pool_trim() ran",
+	              failed, TRIM_RACE_ROUNDS * TRIM_RACE_BLOCKS);
+}
+END_TEST
+
+/*
+ * fork() while another thread is inside pool_trim(): the child (which has
+ * no trimming thread) takes every block of the pool.  A child that waits
+ * for a trim that will never end is stopped by its alarm and fails.
+ */
+#define FORK_TRIM_BLOCKS 4096
+#define FORK_TRIM_FORKS  40
+
+START_TEST(test_fork_during_trim)
+{
+	struct trim_race r = {.pool = test_pool(64, FORK_TRIM_BLOCKS, PT)};
+	pthread_t trimmer;
+
+	/* Every span touched and given back: the trim has them all to
+	 * hold. */
+	give_back(r.pool, take(r.pool, 64, FORK_TRIM_BLOCKS), FORK_TRIM_BLOCKS);
+	atomic_init(&r.stop, false);
+	ck_assert_int_eq(pthread_create(&trimmer, NULL, trim_loop, &r), 0);
+	for (int i = 0; i < FORK_TRIM_FORKS; i++) {
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			alarm(60);
+			size_t n = blocks_left(r.pool, 64, FORK_TRIM_BLOCKS);
+			_exit(n == FORK_TRIM_BLOCKS ? 0 : 1);
+		}
+		int status;
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		              "child %d: %s", i,
+		              WIFSIGNALED(status) ? "hung (killed by its alarm)"
+		                                  : "did not get every block");
+	}
+	atomic_store(&r.stop, true);
+	ck_assert_int_eq(pthread_join(trimmer, NULL), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ ownership */
+
+/*
+ * A thread frees, in random order, blocks of several spans it allocated
+ * (local frees into spans it owns), then allocates them again: it gets
+ * them back from its own spans, no block twice, and the pool keeps none
+ * in use.
+ */
+#define OWN_BLOCKS 2048
+
+START_TEST(test_random_frees_into_own_spans)
+{
+	pool_t *pool = test_pool(64, 4 * OWN_BLOCKS, PT);
+	void **blocks = take(pool, 64, OWN_BLOCKS);
+
+	for (uint64_t round = 1; round <= 8; round++) {
+		shuffle_pointers(blocks, OWN_BLOCKS, round);
+		for (size_t i = 0; i < OWN_BLOCKS / 2; i++)
+			pool_free(pool, blocks[i]);
+		for (size_t i = 0; i < OWN_BLOCKS / 2; i++) {
+			blocks[i] = pool_malloc(pool, 64);
+			ck_assert_ptr_nonnull(blocks[i]);
+		}
+		pool_stats_t st = stats_of(pool);
+		ck_assert_uint_eq(st.in_use, OWN_BLOCKS);
+	}
+	void **sorted = malloc(OWN_BLOCKS * sizeof *sorted);
+	ck_assert_ptr_nonnull(sorted);
+	memcpy(sorted, blocks, OWN_BLOCKS * sizeof *sorted);
+	shuffle_pointers(sorted, OWN_BLOCKS, 99);
+	/* No block handed out twice: a second free of any is reported. */
+	misuse_record();
+	give_back(pool, blocks, OWN_BLOCKS);
+	ck_assert_uint_eq(misuse_count(), 0);
+	pool_free(pool, sorted[0]);
+	ck_assert_uint_eq(misuse_count_of(POOL_ERROR_DOUBLE_FREE), 1);
+	free(sorted);
+	ck_assert_uint_eq(stats_of(pool).in_use, 0);
+}
+END_TEST
+
+/*
+ * Threads that allocate many spans' worth, free part of it and exit give
+ * every span up: the blocks they freed, and those they left live which the
+ * main thread frees after they are gone, all come back.
+ */
+#define EXIT_THREADS 4
+#define EXIT_BLOCKS  1500
+
+struct exiter {
+	pool_t *pool;
+	void **kept; /* EXIT_BLOCKS / 2 blocks left live */
+};
+
+static void *exiter_run(void *arg)
+{
+	struct exiter *e = arg;
+	void **blocks = take(e->pool, 64, EXIT_BLOCKS);
+	shuffle_pointers(blocks, EXIT_BLOCKS, (uint64_t)(uintptr_t)e);
+	for (size_t i = 0; i < EXIT_BLOCKS / 2; i++)
+		pool_free(e->pool, blocks[i]);
+	e->kept = blocks;
+	return NULL;
+}
+
+START_TEST(test_no_capacity_lost_at_exit)
+{
+	/* Room for every thread at once, whatever the others hold. */
+	size_t count = 2 * EXIT_THREADS * EXIT_BLOCKS;
+	pool_t *pool = test_pool(64, count, PT);
+	struct exiter e[EXIT_THREADS];
+	pthread_t threads[EXIT_THREADS];
+
+	for (int t = 0; t < EXIT_THREADS; t++) {
+		e[t] = (struct exiter){.pool = pool};
+		ck_assert_int_eq(
+		    pthread_create(&threads[t], NULL, exiter_run, &e[t]), 0);
+	}
+	for (int t = 0; t < EXIT_THREADS; t++)
+		ck_assert_int_eq(pthread_join(threads[t], NULL), 0);
+	for (int t = 0; t < EXIT_THREADS; t++) {
+		for (size_t i = EXIT_BLOCKS / 2; i < EXIT_BLOCKS; i++)
+			pool_free(pool, e[t].kept[i]);
+		free(e[t].kept);
+	}
+	ck_assert_uint_eq(stats_of(pool).in_use, 0);
+	ck_assert_uint_eq(blocks_left(pool, 64, count), count);
+}
+END_TEST
+
+/*
+ * Many threads each allocate a few spans' worth, free everything, and stay
+ * alive, idle: each holds at most its active span and one wholly free span
+ * besides, so the main thread still gets the rest of the pool.
+ */
+#define IDLE_THREADS 256
+#define IDLE_BLOCKS  1000
+#define IDLE_KEPT    2 /* spans a thread that freed everything may hold */
+
+struct idler {
+	pool_t *pool;
+	pthread_barrier_t *freed, *done;
+};
+
+static void *idler_run(void *arg)
+{
+	struct idler *d = arg;
+	void **blocks = take(d->pool, 64, IDLE_BLOCKS);
+	shuffle_pointers(blocks, IDLE_BLOCKS, (uint64_t)(uintptr_t)&blocks);
+	give_back(d->pool, blocks, IDLE_BLOCKS);
+	pthread_barrier_wait(d->freed);
+	pthread_barrier_wait(d->done); /* idle, alive, until the count */
+	return NULL;
+}
+
+START_TEST(test_idle_threads_hold_little)
+{
+	/* 256-block spans: the pool is large enough for them. */
+	size_t count = (size_t)IDLE_THREADS * IDLE_BLOCKS;
+	pool_t *pool = test_pool(64, count, PT);
+	pthread_barrier_t freed, done;
+	pthread_t *threads = calloc(IDLE_THREADS, sizeof *threads);
+	struct idler d = {.pool = pool, .freed = &freed, .done = &done};
+
+	ck_assert_ptr_nonnull(threads);
+	pthread_barrier_init(&freed, NULL, IDLE_THREADS + 1);
+	pthread_barrier_init(&done, NULL, IDLE_THREADS + 1);
+	for (int t = 0; t < IDLE_THREADS; t++)
+		ck_assert_int_eq(
+		    pthread_create(&threads[t], NULL, idler_run, &d), 0);
+	pthread_barrier_wait(&freed);
+	size_t left = blocks_left(pool, 64, count);
+	pthread_barrier_wait(&done);
+	for (int t = 0; t < IDLE_THREADS; t++)
+		ck_assert_int_eq(pthread_join(threads[t], NULL), 0);
+	pthread_barrier_destroy(&freed);
+	pthread_barrier_destroy(&done);
+	free(threads);
+	size_t held = count - left;
+	ck_assert_msg(held <= (size_t)IDLE_THREADS * IDLE_KEPT * 256,
+	              "%d idle threads that freed everything hold %zu blocks "
+	              "(%zu spans' worth)",
+	              IDLE_THREADS, held, held / 256);
+}
+END_TEST
+
+/*
+ * Two threads that hold no span of the pool (they never allocated from it)
+ * free blocks of it with pool_free_bulk() and ask for blocks with
+ * pool_malloc_bulk() at the same time.  The bulk loops of a thread with no
+ * span must write nothing shared: under ThreadSanitizer a write to the
+ * descriptor that stands for "no span" is a reported race.
+ */
+#define BULK_BLOCKS 4096
+#define BULK_BATCH  16
+
+struct bulk_freer {
+	pool_t *pool;
+	void **blocks;
+	pthread_barrier_t *start;
+	size_t got;
+};
+
+static void *bulk_freer_run(void *arg)
+{
+	struct bulk_freer *b = arg;
+	pthread_barrier_wait(b->start);
+	for (size_t i = 0; i < BULK_BLOCKS / 2; i += BULK_BATCH)
+		pool_free_bulk(b->pool, BULK_BATCH, b->blocks + i);
+	/* A block, when the blocks freed came back to the pool; the thread
+	 * then holds a span, and gives it back. */
+	void *one;
+	if (pool_malloc_bulk(b->pool, 64, 1, &one) == 1) {
+		b->got++;
+		pool_free(b->pool, one);
+	}
+	return NULL;
+}
+
+START_TEST(test_bulk_from_threads_with_no_span)
+{
+	pool_t *pool = test_pool(64, BULK_BLOCKS, PT);
+	void **blocks = take(pool, 64, BULK_BLOCKS);
+	pthread_barrier_t start;
+	pthread_t threads[2];
+	struct bulk_freer b[2];
+
+	pthread_barrier_init(&start, NULL, 2);
+	for (int t = 0; t < 2; t++) {
+		b[t] =
+		    (struct bulk_freer){.pool = pool,
+		                        .blocks = blocks + t * BULK_BLOCKS / 2,
+		                        .start = &start};
+		ck_assert_int_eq(
+		    pthread_create(&threads[t], NULL, bulk_freer_run, &b[t]),
+		    0);
+	}
+	for (int t = 0; t < 2; t++)
+		ck_assert_int_eq(pthread_join(threads[t], NULL), 0);
+	pthread_barrier_destroy(&start);
+	free(blocks);
+	ck_assert_uint_eq(stats_of(pool).in_use, 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ suite */
+
+Suite *spans_suite(void)
+{
+	Suite *s = suite_create("spans");
+	TCase *tc;
+
+	tc = test_tcase(s, "trim");
+	tcase_add_loop_test(tc, test_calloc_after_trim_odd_region, 0,
+	                    sizeof odd_shapes / sizeof odd_shapes[0]);
+	tcase_add_test(tc, test_trim_never_fails_alloc);
+	tcase_add_test(tc, test_fork_during_trim);
+
+	tc = test_tcase(s, "ownership");
+	tcase_add_test(tc, test_random_frees_into_own_spans);
+	tcase_add_test(tc, test_no_capacity_lost_at_exit);
+	tcase_add_test(tc, test_idle_threads_hold_little);
+	tcase_add_test(tc, test_bulk_from_threads_with_no_span);
+	return s;
+}
