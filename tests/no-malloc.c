@@ -445,6 +445,13 @@ static void calls_on_this_thread(const struct targets *t)
 		broken("pool_stats() failed", t->mode);
 }
 
+static void join_worker(pthread_t thread, int mode)
+{
+	void *done;
+	if (pthread_join(thread, &done) != 0 || done == NULL)
+		broken("a thread's allocation failed", mode);
+}
+
 /* Everything, for one mode. */
 static void run_mode(int mode)
 {
@@ -470,17 +477,19 @@ static void run_mode(int mode)
 	calls_on_this_thread(&t);
 
 	atomic_store(&current_step, STEP_THREADS);
+	/* POOL_SINGLE is for one thread at a time: its workers run one
+	 * after the other (each still makes its own thread's state). */
+	bool one_at_a_time = mode == POOL_SINGLE;
 	for (unsigned i = 0; i < THREADS; i++) {
 		workers[i] = (struct worker){.t = &t, .seed = i * 5};
 		if (pthread_create(&threads[i], NULL, worker_main,
 		                   &workers[i]) != 0)
 			broken("pthread_create() failed", mode);
+		if (one_at_a_time)
+			join_worker(threads[i], mode);
 	}
-	for (unsigned i = 0; i < THREADS; i++) {
-		void *done;
-		if (pthread_join(threads[i], &done) != 0 || done == NULL)
-			broken("a thread's allocation failed", mode);
-	}
+	for (unsigned i = 0; i < THREADS && !one_at_a_time; i++)
+		join_worker(threads[i], mode);
 
 	atomic_store(&current_step, STEP_REMOTE_FREES);
 	for (unsigned i = 0; i < THREADS; i++)
