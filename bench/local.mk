@@ -36,8 +36,15 @@ noinst_PROGRAMS += %reldir%/region
 	%reldir%/latency.c
 %canon_reldir%_region_LDADD = src/libshiftpool.la $(LIBM)
 
+# The driver (driver.c, run.c, collect.c), its external workloads (http/)
+# and its outputs (report/).
 %canon_reldir%_bench_SOURCES = $(BENCH_COMMON_SOURCES) %reldir%/driver.h \
-	%reldir%/driver.c %reldir%/report.c %reldir%/plot.c %reldir%/http.c
+	%reldir%/driver.c %reldir%/run.h %reldir%/run.c %reldir%/collect.h \
+	%reldir%/collect.c %reldir%/http/http.h %reldir%/http/http.c \
+	%reldir%/report/report.h %reldir%/report/describe.c \
+	%reldir%/report/table.c %reldir%/report/fields.h \
+	%reldir%/report/fields.c %reldir%/report/csv.c %reldir%/report/json.c \
+	%reldir%/report/plot.c
 %canon_reldir%_bench_CPPFLAGS = $(AM_CPPFLAGS) $(BENCH_SANITIZED_CPPFLAGS) \
 	-DBENCH_GNUPLOT='"$(GNUPLOT)"' -DBENCH_WRK='"$(WRK)"' \
 	-DBENCH_LIGHTTPD='"$(LIGHTTPD)"'
@@ -183,9 +190,11 @@ bench-optional-workers:
 # HTTP/1.1 server on loopback whose buffers come from --allocator=NAME.
 # The peers that replace malloc process-wide are programs of their own
 # (httpd-tcmalloc, ...), which httpd runs for --allocator=tcmalloc etc.
-BENCH_HTTPD_SOURCES = %reldir%/httpd.c %reldir%/httpd-proto.h \
-	%reldir%/httpd-proto.c %reldir%/httpd-alloc.h %reldir%/httpd-alloc.c \
-	%reldir%/httpd-util.h %reldir%/httpd-util.c
+BENCH_HTTPD_SOURCES = %reldir%/http/httpd.h %reldir%/http/httpd.c \
+	%reldir%/http/httpd-conn.c %reldir%/http/httpd-writer.c \
+	%reldir%/http/httpd-proto.h %reldir%/http/httpd-proto.c \
+	%reldir%/http/httpd-alloc.h %reldir%/http/httpd-alloc.c \
+	%reldir%/http/httpd-util.h %reldir%/http/httpd-util.c
 
 noinst_PROGRAMS += %reldir%/httpd
 %canon_reldir%_httpd_SOURCES = $(BENCH_HTTPD_SOURCES)
@@ -229,13 +238,19 @@ TESTS += %reldir%/tests/http-parse %reldir%/tests/httpd.sh
 EXTRA_DIST += %reldir%/tests/common.sh
 dist_noinst_SCRIPTS += %reldir%/tests/httpd.sh
 %canon_reldir%_tests_http_parse_SOURCES = %reldir%/tests/http-parse.c \
-	%reldir%/httpd-proto.h %reldir%/httpd-proto.c
+	%reldir%/http/httpd-proto.h %reldir%/http/httpd-proto.c
 %canon_reldir%_tests_httpd_client_SOURCES = %reldir%/tests/httpd-client.c \
-	%reldir%/httpd-proto.h %reldir%/httpd-proto.c %reldir%/httpd-util.h \
-	%reldir%/httpd-util.c
+	%reldir%/http/httpd-proto.h %reldir%/http/httpd-proto.c \
+	%reldir%/http/httpd-util.h %reldir%/http/httpd-util.c
 
 # The shell tests may use curl(1) as a second client.
 AM_TESTS_ENVIRONMENT += CURL='$(CURL)'; export CURL;
+
+# ---------------------------------------------------------------- layers
+
+# No two files of bench/ depend on each other in a loop (as for src/).
+TESTS += %reldir%/tests/layers.sh
+dist_noinst_SCRIPTS += %reldir%/tests/layers.sh
 
 # ---------------------------------------------------------------- smoke
 

@@ -11,7 +11,7 @@
  */
 #include "config.h"
 
-#include "driver.h"
+#include "report.h"
 
 #include <ctype.h>
 #include <errno.h>
