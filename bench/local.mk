@@ -1,5 +1,5 @@
 # ./bench: the driver, bench/bench, and one worker program per allocator,
-# each linked with that allocator only (see bench/peer.h).  The driver finds
+# each linked with that allocator only (see bench/peer/peer.h).  The driver finds
 # the workers next to itself.
 #
 #   make bench                      build, then run the default comparison
@@ -9,8 +9,8 @@
 BENCH_COMMON_SOURCES = %reldir%/bench.h %reldir%/options.c \
 	%reldir%/cases.c %reldir%/cases-mt.c %reldir%/latency.h \
 	%reldir%/latency.c
-BENCH_WORKER_SOURCES = $(BENCH_COMMON_SOURCES) %reldir%/peer.h \
-	%reldir%/peer.c %reldir%/workload.h %reldir%/harness.h \
+BENCH_WORKER_SOURCES = $(BENCH_COMMON_SOURCES) %reldir%/peer/peer.h \
+	%reldir%/peer/peer.c %reldir%/workload.h %reldir%/harness.h \
 	%reldir%/workloads.c %reldir%/workloads-mt.c %reldir%/worker.c
 
 # The workers of other allocators are built without sanitizers: a sanitizer
@@ -143,21 +143,22 @@ BENCH_DPDK_LIBS =
 %canon_reldir%_bench_dpdk_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
 %canon_reldir%_bench_dpdk_LDADD = $(BENCH_DPDK_LIBS)
 
-# The C workers call boost::pool<> through bench/peer-boost.cc, compiled
+# The C workers call boost::pool<> through bench/peer/peer-boost.cc, compiled
 # with the C++ compiler make knows ($(CXX), else c++): configure looks for
 # none, and the rest of the project is C.
 %canon_reldir%_bench_boost_SOURCES = $(BENCH_WORKER_SOURCES) \
-	%reldir%/peer-boost.h
+	%reldir%/peer/peer-boost.h
 %canon_reldir%_bench_boost_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_PEER_BOOST
 %canon_reldir%_bench_boost_CFLAGS = $(BENCH_PEER_COMPILE_FLAGS)
 %canon_reldir%_bench_boost_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
-%canon_reldir%_bench_boost_LDADD = %reldir%/peer-boost.$(OBJEXT) -lstdc++
-EXTRA_DIST += %reldir%/peer-boost.cc
+%canon_reldir%_bench_boost_LDADD = %reldir%/peer/peer-boost.$(OBJEXT) -lstdc++
+EXTRA_DIST += %reldir%/peer/peer-boost.cc
 
-%reldir%/peer-boost.$(OBJEXT): $(srcdir)/%reldir%/peer-boost.cc \
-		$(srcdir)/%reldir%/peer-boost.h
+%reldir%/peer/peer-boost.$(OBJEXT): $(srcdir)/%reldir%/peer/peer-boost.cc \
+		$(srcdir)/%reldir%/peer/peer-boost.h
+	@$(MKDIR_P) %reldir%/peer
 	$(AM_V_CC)cxx='$(CXX)'; $${cxx:-c++} -O2 -g -Wall -Wextra \
-		$(CXXFLAGS) -c -o $@ $(srcdir)/%reldir%/peer-boost.cc
+		$(CXXFLAGS) -c -o $@ $(srcdir)/%reldir%/peer/peer-boost.cc
 
 .PHONY: bench-optional-workers
 all-local: bench-optional-workers
