@@ -399,6 +399,16 @@ int main(int argc, char **argv)
 		options_usage(argv[0]);
 		return 0;
 	}
+	if (options.plot_from != NULL) {
+		if (options.plot_dir == NULL) {
+			fprintf(stderr,
+			        "bench: --plot-from needs --plot=DIR\n");
+			return 2;
+		}
+		return plot_from_csv(options.plot_from, options.plot_dir) == 0
+		           ? 0
+		           : 1;
+	}
 	if (options.allocators == 0)
 		options.allocators = (1u << ALLOCATOR_COUNT) - 1;
 	if (program_directory(directory, sizeof(directory)) != 0) {

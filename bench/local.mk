@@ -44,7 +44,7 @@ noinst_PROGRAMS += %reldir%/region
 	%reldir%/report/report.h %reldir%/report/describe.c \
 	%reldir%/report/table.c %reldir%/report/fields.h \
 	%reldir%/report/fields.c %reldir%/report/csv.c %reldir%/report/json.c \
-	%reldir%/report/plot.c
+	%reldir%/report/plot.c %reldir%/report/replot.c
 %canon_reldir%_bench_CPPFLAGS = $(AM_CPPFLAGS) $(BENCH_SANITIZED_CPPFLAGS) \
 	-DBENCH_GNUPLOT='"$(GNUPLOT)"' -DBENCH_WRK='"$(WRK)"' \
 	-DBENCH_LIGHTTPD='"$(LIGHTTPD)"'

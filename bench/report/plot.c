@@ -1,11 +1,25 @@
 /*
  * --plot=DIR: PNG charts drawn by gnuplot (the one configure found, or
- * $GNUPLOT).  For each workload, ns per operation of every allocator at
- * every point of its sweep (bars: median, whiskers: min and max; sort as
- * lines over len); for parallel and xthread also operations per second
- * against the thread count; with --latency, for each case that has them,
- * the percentiles of the calls (latency-WORKLOAD-CASE.png).  The data go
- * inline into the gnuplot script, so DIR receives only the PNGs.
+ * $GNUPLOT), each answering one question:
+ *
+ *   WORKLOAD.png           what an allocator costs over the floor (the
+ *                          worker that allocates nothing): its median ns
+ *                          per operation minus the floor's, on a linear
+ *                          axis, one cluster of bars per case (sort: one
+ *                          line over len of the median as a multiple of
+ *                          the floor's, the sort itself being most of
+ *                          the time);
+ *   WORKLOAD-threads.png   parallel, xthread: how the operations per
+ *                          second of all threads grow with the threads;
+ *   latency-WORKLOAD-CASE.png  with --latency: how slow the slow calls
+ *                          are, p50 to the slowest, allocation and free.
+ *
+ * A chart has at most six series: shiftpool's two fastest modes in the
+ * workload in colour, glibc, tcmalloc, jemalloc and mimalloc in grey (the
+ * table has every row).  Cases that run more threads than the machine has
+ * CPUs are shaded, and their points hollow: they measure the scheduler as
+ * much as the allocator.  The data go inline into the gnuplot script, so
+ * DIR receives only the PNGs.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -27,27 +41,25 @@
 
 /* ------------------------------------------------------------ constants */
 
-/* One colour per allocator in every chart; the pool's modes in reds. */
-static const char *const allocator_colours[ALLOCATOR_COUNT] = {
-    [ALLOCATOR_GLIBC] = "#4C72B0",
-    [ALLOCATOR_GLIBC_NOTRIM] = "#64B5CD",
-    [ALLOCATOR_TCMALLOC] = "#DD8452",
-    [ALLOCATOR_JEMALLOC] = "#55A868",
-    [ALLOCATOR_MIMALLOC] = "#8172B3",
-    [ALLOCATOR_GSLICE] = "#CCB974",
-    [ALLOCATOR_DPDK] = "#2CA02C",
-    [ALLOCATOR_BOOST] = "#17BECF",
-    [ALLOCATOR_POOL_SINGLE] = "#F4A3A3",
-    [ALLOCATOR_POOL_LOCKED] = "#E0443E",
-    [ALLOCATOR_POOL_PER_THREAD] = "#8B1A1A",
-    [ALLOCATOR_POOL_SINGLE_INLINE] = "#FF7F0E",
-    [ALLOCATOR_POOL_PER_THREAD_INLINE] = "#A0522D",
-    [ALLOCATOR_POOL_SET_SINGLE] = "#F7B6D2",
-    [ALLOCATOR_POOL_SET_LOCKED] = "#D6619E",
-    [ALLOCATOR_POOL_SET_PER_THREAD] = "#7B2356",
-    [ALLOCATOR_STACK] = "#937860",
-    [ALLOCATOR_FLOOR] = "#404040",
-};
+#define MAX_SERIES      6
+#define MAX_POOL_SERIES 2
+
+/* The peers drawn, in this order, each in its grey. */
+static const enum allocator chart_peers[] = {
+    ALLOCATOR_GLIBC, ALLOCATOR_TCMALLOC, ALLOCATOR_JEMALLOC,
+    ALLOCATOR_MIMALLOC};
+static const char *const peer_greys[] = {"#202020", "#555555", "#888888",
+                                         "#b4b4b4"};
+/* Line charts tell the greys apart by their dashes and points too. */
+static const int peer_dashes[] = {2, 3, 4, 5};
+static const int peer_points[] = {5, 9, 11,
+                                  13}; /* filled; hollow is one less */
+
+/* shiftpool's two modes: two colours no grey can be taken for. */
+static const char *const pool_colours[MAX_POOL_SERIES] = {"#d62728", "#1f77b4"};
+
+/* The background of the cases with more threads than CPUs. */
+#define OVERSUBSCRIBED_SHADE "#ececec"
 
 static const char *const sweep_axis[WORKLOAD_COUNT] = {
     [WORKLOAD_HELD] = "N: blocks held at once",
@@ -68,18 +80,14 @@ static const char *const sweep_axis[WORKLOAD_COUNT] = {
 
 /* ------------------------------------------------------------ helpers */
 
-/* Allocators with at least one measured row in the workload. */
-static unsigned measured_allocators(const struct row *rows, size_t count,
-                                    enum workload workload)
-{
-	unsigned set = 0;
-	size_t i;
-
-	for (i = 0; i < count; i++)
-		if (rows[i].c.workload == workload && rows[i].status == ROW_OK)
-			set |= 1u << rows[i].c.allocator;
-	return set;
-}
+/* One series of a chart: an allocator and how it is drawn. */
+struct series {
+	enum allocator allocator;
+	const char *colour;
+	int pool;  /* shiftpool's: in colour, solid */
+	int dash;  /* gnuplot dashtype */
+	int point; /* gnuplot pointtype, filled */
+};
 
 static const struct row *find_row(const struct row *rows, size_t count,
                                   size_t group, enum allocator allocator)
@@ -90,6 +98,14 @@ static const struct row *find_row(const struct row *rows, size_t count,
 		if (rows[i].group == group && rows[i].c.allocator == allocator)
 			return &rows[i];
 	return NULL;
+}
+
+/* The row of the group and allocator if it was measured, else NULL. */
+static const struct row *ok_row(const struct row *rows, size_t count,
+                                size_t group, enum allocator allocator)
+{
+	const struct row *row = find_row(rows, count, group, allocator);
+	return row != NULL && row->status == ROW_OK ? row : NULL;
 }
 
 /* The groups (cases) of a workload, in order; returns how many. */
@@ -116,8 +132,23 @@ static const struct row *group_first(const struct row *rows, size_t count,
 	return NULL;
 }
 
-/* The sweep's numeric value of a group: N, len, or threads (xthread:
- * producers and consumers together). */
+/* The threads a case runs at once: xthread's producers and consumers
+ * together; 1 for the single-threaded workloads. */
+static size_t case_threads(const struct bench_case *c)
+{
+	size_t threads = c->threads ? c->threads : 1;
+
+	if (c->workload == WORKLOAD_XTHREAD || c->workload == WORKLOAD_XMALLOC)
+		return 2 * threads;
+	return threads;
+}
+
+static int oversubscribed(const struct run_info *info, const struct row *row)
+{
+	return info->cpus > 0 && case_threads(&row->c) > (size_t)info->cpus;
+}
+
+/* The sweep's numeric value of a group: N, len, or threads. */
 static double group_x(const struct row *row)
 {
 	switch (row->c.workload) {
@@ -126,12 +157,87 @@ static double group_x(const struct row *row)
 		return (double)row->c.n;
 	case WORKLOAD_SORT:
 		return (double)row->c.len;
-	case WORKLOAD_XTHREAD:
-	case WORKLOAD_XMALLOC:
-		return 2.0 * (double)row->c.threads;
 	default:
-		return (double)row->c.threads;
+		return (double)case_threads(&row->c);
 	}
+}
+
+/* The floor's median in the group, or 0 when it has none. */
+static double floor_of(const struct row *rows, size_t count, size_t group)
+{
+	const struct row *row = ok_row(rows, count, group, ALLOCATOR_FLOOR);
+	return row != NULL ? row->median : 0;
+}
+
+/* Whether every case of the workload has a floor to subtract. */
+static int has_floor(const struct row *rows, size_t count, const size_t *groups,
+                     size_t n)
+{
+	size_t g;
+
+	for (g = 0; g < n; g++)
+		if (floor_of(rows, count, groups[g]) <= 0)
+			return 0;
+	return n > 0;
+}
+
+/*
+ * The series of a workload's charts: shiftpool's two fastest modes over
+ * its cases (the inline builds are in the table; the modes are what a
+ * user chooses between), then the peers that were measured.  A mode is
+ * ranked by the cases it ran, then by the geometric mean of its medians.
+ */
+static size_t choose_series(const struct row *rows, size_t count,
+                            const size_t *groups, size_t n, struct series *out)
+{
+	size_t ran[ALLOCATOR_COUNT] = {0}, chosen = 0, g, k;
+	double score[ALLOCATOR_COUNT] = {0};
+	int a, taken[ALLOCATOR_COUNT] = {0};
+
+	for (a = 0; a < ALLOCATOR_COUNT; a++) {
+		if (!is_pool((enum allocator)a) ||
+		    allocator_is_inline((enum allocator)a))
+			continue;
+		for (g = 0; g < n; g++) {
+			const struct row *row =
+			    ok_row(rows, count, groups[g], (enum allocator)a);
+			if (row != NULL && row->median > 0) {
+				ran[a]++;
+				score[a] += log(row->median);
+			}
+		}
+	}
+	while (chosen < MAX_POOL_SERIES) {
+		int best = -1;
+		for (a = 0; a < ALLOCATOR_COUNT; a++) {
+			if (ran[a] == 0 || taken[a])
+				continue;
+			if (best < 0 || ran[a] > ran[best] ||
+			    (ran[a] == ran[best] &&
+			     score[a] / (double)ran[a] <
+			         score[best] / (double)ran[best]))
+				best = a;
+		}
+		if (best < 0)
+			break;
+		taken[best] = 1;
+		out[chosen] = (struct series){(enum allocator)best,
+		                              pool_colours[chosen], 1, 1, 7};
+		chosen++;
+	}
+	for (k = 0; k < sizeof(chart_peers) / sizeof(chart_peers[0]) &&
+	            chosen < MAX_SERIES;
+	     k++) {
+		for (g = 0; g < n; g++)
+			if (ok_row(rows, count, groups[g], chart_peers[k]))
+				break;
+		if (g == n)
+			continue;
+		out[chosen++] =
+		    (struct series){chart_peers[k], peer_greys[k], 0,
+		                    peer_dashes[k], peer_points[k]};
+	}
+	return chosen;
 }
 
 /* A chart's headline: what one operation of the workload is. */
@@ -233,181 +339,274 @@ static void terminal(FILE *gp, const char *dir, const char *name)
 	        dir, name);
 }
 
-/* The data's spread: log scale when the largest median is 30 times the
- * smallest. */
-static int wants_log_scale(const struct row *rows, size_t count,
-                           enum workload workload)
-{
-	double lo = 0, hi = 0;
-	size_t i;
-
-	for (i = 0; i < count; i++) {
-		const struct row *row = &rows[i];
-		if (row->c.workload != workload || row->status != ROW_OK)
-			continue;
-		if (lo == 0 || row->min < lo)
-			lo = row->min;
-		if (row->max > hi)
-			hi = row->max;
-	}
-	return lo > 0 && hi / lo > 30;
-}
-
-static void subtitle(char *buf, size_t size, const struct run_info *info)
+/* The chart's second and third lines: what one operation is, and how it
+ * was measured. */
+static void subtitle(char *buf, size_t size, const struct run_info *info,
+                     const char *head, const char *how)
 {
 	snprintf(buf, size,
-	         "{/*0.8 median of %zu runs, whiskers min..max; %s, %ld CPUs; "
-	         "lower is better}",
-	         info->options->runs, info->cpu, info->cpus);
+	         "{/*0.8 %s}\\n{/*0.75 %s; median of %zu runs; %s, %ld "
+	         "CPUs}",
+	         head, how, info->options->runs,
+	         info->cpu[0] ? info->cpu : "CPU unknown", info->cpus);
+}
+
+/* Shades the cluster of bars at x (gnuplot's histogram puts them at
+ * 0 .. n - 1). */
+static void shade(FILE *gp, double from, double to)
+{
+	fprintf(gp,
+	        "set object rect from first %g, graph 0 to first %g, graph 1 "
+	        "behind fc rgb '%s' fs solid 1.0 noborder\n",
+	        from, to, OVERSUBSCRIBED_SHADE);
+}
+
+/* The key's note on the shaded cases. */
+static void shade_key(FILE *gp, const struct run_info *info)
+{
+	fprintf(gp,
+	        ", \\\n     keyentry with boxes fc rgb '%s' fs solid 1.0 "
+	        "title 'threads > %ld CPUs: oversubscribed'",
+	        OVERSUBSCRIBED_SHADE, info->cpus);
 }
 
 /* ------------------------------------------------------------ charts */
 
-/* Bars: one cluster per case, one bar per allocator. */
+/* Bars: one cluster per case, one bar per series, the floor's median
+ * subtracted. */
 static void chart_bars(FILE *gp, const char *dir, const struct run_info *info,
                        const struct row *rows, size_t count,
                        enum workload workload)
 {
-	unsigned set = measured_allocators(rows, count, workload);
-	size_t groups[LIST_MAX], n, g, column = 2;
-	int a, first = 1;
-	char sub[256], head[256];
+	struct series series[MAX_SERIES];
+	size_t groups[LIST_MAX], n, g, k, column = 2, ns;
+	int over_floor, any_over = 0;
+	double lowest = 0;
+	char sub[1024], head[256];
 
 	n = workload_groups(rows, count, workload, groups, LIST_MAX);
+	ns = choose_series(rows, count, groups, n, series);
+	if (ns == 0)
+		return;
+	over_floor = has_floor(rows, count, groups, n);
 	terminal(gp, dir, workload_names[workload]);
 	fprintf(gp, "$data << EOD\n");
 	for (g = 0; g < n; g++) {
 		const struct row *leader = group_first(rows, count, groups[g]);
+		double base = over_floor ? floor_of(rows, count, groups[g]) : 0;
 		fprintf(gp, "\"%s\"", leader->label);
-		for (a = 0; a < ALLOCATOR_COUNT; a++) {
-			const struct row *row;
-			if (!(set & (1u << a)))
-				continue;
-			row =
-			    find_row(rows, count, groups[g], (enum allocator)a);
-			if (row != NULL && row->status == ROW_OK)
-				fprintf(gp, " %g %g %g", row->median, row->min,
-				        row->max);
+		for (k = 0; k < ns; k++) {
+			const struct row *row =
+			    ok_row(rows, count, groups[g], series[k].allocator);
+			if (row != NULL && row->min - base < lowest)
+				lowest = row->min - base;
+			if (row != NULL)
+				fprintf(gp, " %g %g %g", row->median - base,
+				        row->min - base, row->max - base);
 			else
 				fprintf(gp, " ? ? ?");
 		}
 		fprintf(gp, "\n");
 	}
 	fprintf(gp, "EOD\n");
-	subtitle(sub, sizeof(sub), info);
+	for (g = 0; g < n; g++)
+		if (oversubscribed(info, group_first(rows, count, groups[g]))) {
+			shade(gp, (double)g - 0.5, (double)g + 0.5);
+			any_over = 1;
+		}
 	headline(group_first(rows, count, groups[0]), head, sizeof(head));
+	subtitle(sub, sizeof(sub), info, head,
+	         over_floor ? "bar: the median minus the floor's median, "
+	                      "whiskers: the runs' min..max minus it; lower is "
+	                      "better"
+	                    : "bar: the median, whiskers: the runs' min..max; "
+	                      "lower is better");
 	fprintf(gp,
-	        "set title \"%s: ns per operation\\n%s\"\n"
+	        "set title \"%s: %s\\n%s\"\n"
 	        "set style data histogram\n"
 	        "set style histogram errorbars gap 2 lw 1\n"
-	        "set style fill solid 0.9 border rgb '#202020'\n"
+	        "set style fill solid 1.0 border rgb '#202020'\n"
 	        "set boxwidth 0.9\n"
 	        "set xlabel '%s'\n"
-	        "set ylabel 'ns per operation%s'\n",
-	        head, sub, sweep_axis[workload],
-	        wants_log_scale(rows, count, workload) ? " (log scale)" : "");
-	if (wants_log_scale(rows, count, workload))
-		fprintf(gp, "set logscale y\n");
-	else
-		fprintf(gp, "set yrange [0:*]\n");
-	/* The clusters sit at 0 .. n - 1. */
-	fprintf(gp, "set xrange [-0.6:%g]\n", (double)n - 0.4);
-	fprintf(gp, "plot ");
-	for (a = 0; a < ALLOCATOR_COUNT; a++) {
-		if (!(set & (1u << a)))
-			continue;
+	        "set ylabel '%s'\n"
+	        "set yrange [%s:*]\n"
+	        "set xzeroaxis lt -1\n"
+	        "set xrange [-0.6:%g]\n"
+	        "plot ",
+	        workload_names[workload],
+	        over_floor ? "ns per operation above the floor (linear axis)"
+	                   : "ns per operation (linear axis)",
+	        sub, sweep_axis[workload],
+	        over_floor ? "ns per operation minus the floor"
+	                   : "ns per operation",
+	        lowest < 0 ? "*" : "0", (double)n - 0.4);
+	for (k = 0; k < ns; k++) {
 		fprintf(gp,
 		        "%s$data using %zu:%zu:%zu%s title '%s' lc rgb '%s'",
-		        first ? "" : ", \\\n     ", column, column + 1,
-		        column + 2, first ? ":xtic(1)" : "", allocator_names[a],
-		        allocator_colours[a]);
+		        k == 0 ? "" : ", \\\n     ", column, column + 1,
+		        column + 2, k == 0 ? ":xtic(1)" : "",
+		        allocator_names[series[k].allocator], series[k].colour);
 		column += 3;
-		first = 0;
 	}
+	/* Each bar's value above it, so that short bars can be read, where
+	 * there is room: a cluster of ns bars and a gap of 2 is one unit
+	 * wide. */
+	for (k = 0, column = 2; n <= 3 && k < ns; k++, column += 3)
+		fprintf(
+		    gp,
+		    ", \\\n     $data using ($0 + %g):%zu:(sprintf(abs($%zu) "
+		    "< 10 ? '%%.1f' : '%%.0f', $%zu)) with labels offset "
+		    "0,0.7 font ',9' notitle",
+		    ((double)k - (double)(ns - 1) / 2) / (double)(ns + 2),
+		    column, column, column);
+	if (any_over)
+		shade_key(gp, info);
 	fprintf(gp, "\n");
+	fprintf(stderr, "bench: wrote %s/%s.png\n", dir,
+	        workload_names[workload]);
 }
 
-/* Lines over the sweep's numeric value: ns/op (sort) or ops/s (threads). */
+/*
+ * Lines over the sweep's numeric value: sort's ns per operation as a
+ * multiple of the floor's against len, or the operations per second of all
+ * threads against the threads.  A series is drawn as a line, then its points:
+ * filled, or hollow where the threads outnumber the CPUs.
+ */
 static void chart_lines(FILE *gp, const char *dir, const char *name,
                         const struct run_info *info, const struct row *rows,
                         size_t count, enum workload workload,
                         int operations_per_second)
 {
-	unsigned set = measured_allocators(rows, count, workload);
-	size_t groups[LIST_MAX], n, g, column = 2;
-	int a, first = 1;
-	char sub[256], head[256];
+	struct series series[MAX_SERIES];
+	size_t groups[LIST_MAX], n, g, k, ns;
+	int over_floor, any_over = 0;
+	double max_x = 0;
+	char sub[1024], head[256];
 
 	n = workload_groups(rows, count, workload, groups, LIST_MAX);
+	ns = choose_series(rows, count, groups, n, series);
+	if (ns == 0)
+		return;
+	over_floor =
+	    !operations_per_second && has_floor(rows, count, groups, n);
 	terminal(gp, dir, name);
-	headline(group_first(rows, count, groups[0]), head, sizeof(head));
+	/* Per series: the value, its low and high whisker, then the value
+	 * again in one of two columns, in or beyond the CPUs. */
 	fprintf(gp, "$data << EOD\n");
 	for (g = 0; g < n; g++) {
 		const struct row *leader = group_first(rows, count, groups[g]);
+		double base = over_floor ? floor_of(rows, count, groups[g]) : 0;
+		int over = oversubscribed(info, leader);
+
+		any_over |= over;
+		if (group_x(leader) > max_x)
+			max_x = group_x(leader);
 		fprintf(gp, "%g", group_x(leader));
-		for (a = 0; a < ALLOCATOR_COUNT; a++) {
-			const struct row *row;
-			if (!(set & (1u << a)))
+		for (k = 0; k < ns; k++) {
+			const struct row *row =
+			    ok_row(rows, count, groups[g], series[k].allocator);
+			double y, lo, hi;
+			if (row == NULL) {
+				fprintf(gp, " ? ? ? ? ?");
 				continue;
-			row =
-			    find_row(rows, count, groups[g], (enum allocator)a);
-			if (row == NULL || row->status != ROW_OK)
-				fprintf(gp, " ? ? ?");
-			else if (operations_per_second)
-				fprintf(gp, " %g %g %g", 1e3 / row->median,
-				        1e3 / row->max, 1e3 / row->min);
+			}
+			if (operations_per_second) {
+				y = 1e3 / row->median;
+				lo = 1e3 / row->max;
+				hi = 1e3 / row->min;
+			} else if (over_floor) {
+				y = row->median / base;
+				lo = row->min / base;
+				hi = row->max / base;
+			} else {
+				y = row->median;
+				lo = row->min;
+				hi = row->max;
+			}
+			fprintf(gp, " %g %g %g", y, lo, hi);
+			if (over)
+				fprintf(gp, " ? %g", y);
 			else
-				fprintf(gp, " %g %g %g", row->median, row->min,
-				        row->max);
+				fprintf(gp, " %g ?", y);
 		}
 		fprintf(gp, "\n");
 	}
 	fprintf(gp, "EOD\n");
-	subtitle(sub, sizeof(sub), info);
+	headline(group_first(rows, count, groups[0]), head, sizeof(head));
 	if (operations_per_second) {
-		char *lower = strstr(sub, "lower is better");
-		if (lower != NULL)
-			memcpy(lower, "higher is better", 16);
+		subtitle(sub, sizeof(sub), info, head,
+		         "whiskers: the runs' slowest..fastest; higher is "
+		         "better");
 		fprintf(gp,
-		        "set title \"%s: operations per second\\n%s\"\n"
-		        "set ylabel 'million operations per second (all "
-		        "threads)'\n"
+		        "set title \"%s: operations per second against "
+		        "threads (linear axis)\\n%s\"\n"
+		        "set ylabel 'million operations per second, all "
+		        "threads'\n"
 		        "set yrange [0:*]\n"
-		        "set xtics (",
-		        head, sub);
-		for (g = 0; g < n; g++)
-			fprintf(gp, "%s%g", g ? ", " : "",
-			        group_x(group_first(rows, count, groups[g])));
-		fprintf(gp, ")\nset logscale x 2\n");
+		        "set logscale x 2\n",
+		        workload_names[workload], sub);
+		if (any_over)
+			fprintf(gp,
+			        "set object rect from first %g, graph 0 to "
+			        "graph 1, graph 1 behind fc rgb '%s' fs solid "
+			        "1.0 noborder\n",
+			        (double)info->cpus * 1.41,
+			        OVERSUBSCRIBED_SHADE);
 	} else {
+		subtitle(sub, sizeof(sub), info, head,
+		         over_floor ? "the median over the floor's median, "
+		                      "whiskers: the runs' min..max over it; "
+		                      "lower is better"
+		                    : "the median, whiskers: the runs' "
+		                      "min..max; lower is better");
 		fprintf(gp,
-		        "set title \"%s: ns per operation\\n%s\"\n"
-		        "set ylabel 'ns per operation (log scale)'\n"
-		        "set logscale xy\n"
-		        "set xtics (",
-		        head, sub);
-		for (g = 0; g < n; g++)
-			fprintf(gp, "%s%g", g ? ", " : "",
-			        group_x(group_first(rows, count, groups[g])));
-		fprintf(gp, ")\n");
+		        "set title \"%s: %s\\n%s\"\n"
+		        "set ylabel '%s'\n"
+		        "set yrange [0:*]\n"
+		        "set logscale x 2\n",
+		        workload_names[workload],
+		        over_floor ? "ns per operation as a multiple of the "
+		                     "floor's (linear axis; 1: the floor)"
+		                   : "ns per operation (linear axis)",
+		        sub,
+		        over_floor ? "ns per operation / the floor"
+		                   : "ns per operation");
+		if (over_floor)
+			fprintf(gp,
+			        "set arrow from graph 0, first 1 to graph 1, "
+			        "first 1 nohead lc rgb '#000000' lw 1\n");
 	}
+	fprintf(gp, "set xtics (");
+	for (g = 0; g < n; g++)
+		fprintf(gp, "%s%g", g ? ", " : "",
+		        group_x(group_first(rows, count, groups[g])));
 	fprintf(gp,
-	        "set xlabel '%s'\nset offsets graph 0.03, graph 0.03, "
+	        ")\nset xlabel '%s'\nset offsets graph 0.03, graph 0.03, "
 	        "0, 0\nplot ",
 	        sweep_axis[workload]);
-	for (a = 0; a < ALLOCATOR_COUNT; a++) {
-		if (!(set & (1u << a)))
-			continue;
-		fprintf(
-		    gp,
-		    "%s$data using 1:%zu:%zu:%zu with yerrorlines lw 2 pt 7 "
-		    "ps 0.8 lc rgb '%s' title '%s'",
-		    first ? "" : ", \\\n     ", column, column + 1, column + 2,
-		    allocator_colours[a], allocator_names[a]);
-		column += 3;
-		first = 0;
+	for (k = 0; k < ns; k++) {
+		size_t column = 2 + 5 * k;
+		const struct series *s = &series[k];
+		fprintf(gp,
+		        "%s$data using 1:%zu with lines lw %d dt %d lc rgb "
+		        "'%s' title '%s', \\\n"
+		        "     $data using 1:%zu:%zu:%zu with yerrorbars pt %d "
+		        "ps 1.2 lw 1 lc rgb '%s' notitle, \\\n"
+		        "     $data using 1:%zu:%zu:%zu with yerrorbars pt %d "
+		        "ps 1.2 lw 1 lc rgb '%s' notitle",
+		        k == 0 ? "" : ", \\\n     ", column, s->pool ? 3 : 2,
+		        s->dash, s->colour, allocator_names[s->allocator],
+		        column + 3, column + 1, column + 2, s->point, s->colour,
+		        column + 4, column + 1, column + 2, s->point - 1,
+		        s->colour);
 	}
+	if (any_over)
+		fprintf(gp,
+		        ", \\\n     keyentry with boxes fc rgb '%s' fs solid "
+		        "1.0 title 'hollow, shaded: threads > %ld CPUs'",
+		        OVERSUBSCRIBED_SHADE, info->cpus);
 	fprintf(gp, "\n");
+	fprintf(stderr, "bench: wrote %s/%s.png\n", dir, name);
 }
 
 /* ------------------------------------------------------------ latency */
@@ -425,135 +624,127 @@ static void label_slug(const char *label, char *buf, size_t size)
 	buf[n] = '\0';
 }
 
-/* One line of the percentile chart: x = the number of nines of the
- * quantile (-log10(1 - q)), y = ns, from p50 to the largest call. */
-static void latency_series(FILE *gp, const struct latency_histogram *h,
-                           double ticks_per_ns)
+/* Whether the row has --latency's points. */
+static int has_latency_points(const struct row *row)
 {
-	double top = log10((double)h->count), x;
-
-	for (x = log10(2.0); x < top; x += 0.05)
-		fprintf(gp, "%g %g\n", x,
-		        latency_quantile(h, 1 - pow(10, -x)) / ticks_per_ns);
-	fprintf(gp, "%g %g\n", top > log10(2.0) ? top : log10(2.0),
-	        (double)h->max / ticks_per_ns);
-}
-
-/* The range of a case's percentile lines, ns: the least p50 and the
- * slowest call, of either side. */
-static void latency_range(const struct row *rows, size_t count, size_t group,
-                          double ticks_per_ns, double *lo, double *hi)
-{
-	size_t i;
-	int side;
-
-	*lo = 0;
-	*hi = 0;
-	for (i = 0; i < count; i++)
-		for (side = 0; side < LATENCY_SIDES; side++) {
-			const struct latency_histogram *h =
-			    rows[i].latency[side];
-			double p50;
-
-			if (rows[i].group != group || h == NULL ||
-			    rows[i].status != ROW_OK)
-				continue;
-			p50 = latency_quantile(h, 0.5) / ticks_per_ns;
-			if (*lo == 0 || p50 < *lo)
-				*lo = p50;
-			if ((double)h->max / ticks_per_ns > *hi)
-				*hi = (double)h->max / ticks_per_ns;
-		}
+	return row->status == ROW_OK && row->latency_ns[LATENCY_ALLOC][0] > 0;
 }
 
 /* The percentiles of one case's calls, allocation and free side by side
- * on the same scales, one line per allocator, both axes logarithmic. */
+ * on the same scales, one line per series. */
 static void chart_latency(FILE *gp, const char *dir,
                           const struct run_info *info, const struct row *rows,
                           size_t count, size_t group)
 {
 	const struct row *leader = group_first(rows, count, group);
-	char name[96], slug[48], head[256];
-	double lo, hi;
-	size_t i;
-	int side, first;
+	struct series series[MAX_SERIES];
+	char name[96], label[48], head[256], timer[96];
+	double lo = 0, hi = 0;
+	size_t k, ns;
+	int side, p;
 
-	label_slug(leader->label, slug, sizeof(slug));
+	ns = choose_series(rows, count, &group, 1, series);
+	if (ns == 0)
+		return;
+	label_slug(leader->label, label, sizeof(label));
 	snprintf(name, sizeof(name), "latency-%s-%s",
-	         workload_names[leader->c.workload], slug);
+	         workload_names[leader->c.workload], label);
 	terminal(gp, dir, name);
-	for (i = 0; i < count; i++)
-		for (side = 0; side < LATENCY_SIDES; side++) {
-			if (rows[i].group != group ||
-			    rows[i].status != ROW_OK ||
-			    rows[i].latency[side] == NULL)
-				continue;
-			fprintf(gp, "$%s_%zu << EOD\n",
-			        latency_side_names[side], i);
-			latency_series(gp, rows[i].latency[side],
-			               info->timer.ticks_per_ns);
-			fprintf(gp, "EOD\n");
+	/* One block per side: x = the point, then a column per series. */
+	for (side = 0; side < LATENCY_SIDES; side++) {
+		fprintf(gp, "$%s << EOD\n", latency_side_names[side]);
+		for (p = 0; p < LATENCY_POINTS; p++) {
+			fprintf(gp, "%d", p);
+			for (k = 0; k < ns; k++) {
+				const struct row *row = ok_row(
+				    rows, count, group, series[k].allocator);
+				double v;
+				if (row == NULL || !has_latency_points(row)) {
+					fprintf(gp, " ?");
+					continue;
+				}
+				v = row->latency_ns[side][p];
+				fprintf(gp, " %g", v);
+				if (v > 0 && (lo == 0 || v < lo))
+					lo = v;
+				if (v > hi)
+					hi = v;
+			}
+			fprintf(gp, "\n");
 		}
+		fprintf(gp, "EOD\n");
+	}
 	headline(leader, head, sizeof(head));
-	latency_range(rows, count, group, info->timer.ticks_per_ns, &lo, &hi);
+	timer[0] = '\0';
+	if (info->timer.measured && info->timer.ticks_per_ns > 0)
+		snprintf(timer, sizeof(timer),
+		         "; the timer's own %.0f ns included",
+		         info->timer.empty_p50 / info->timer.ticks_per_ns);
 	/* Room for the key above the lines. */
 	fprintf(gp, "set yrange [%g:%g]\n", lo / 1.5, hi * 30);
 	fprintf(gp,
 	        "set multiplot layout 1,2 title \"%s, %s: the time of one "
-	        "call\\n{/*0.8 all %zu counted runs; %s, %ld CPUs; the "
-	        "timer's own %.0f ns included}\"\n"
+	        "call, p50 to the slowest\\n{/*0.8 %s}\\n{/*0.75 all %zu "
+	        "counted runs%s; %s, %ld CPUs; lower is better}\"\n"
 	        "set logscale y\n"
-	        "set xrange [0.2:*]\n"
-	        "set xtics ('p50' 0.301, 'p90' 1, 'p99' 2, 'p99.9' 3, "
-	        "'p99.99' 4, 'p99.999' 5, 'p99.9999' 6)\n"
-	        "set xlabel 'percentile (the last point of a line: the "
-	        "slowest call)'\n"
-	        "set ylabel 'ns (log scale)'\n"
+	        "set xrange [-0.3:%g]\n"
+	        "set xtics (",
+	        workload_names[leader->c.workload], leader->label, head,
+	        info->options->runs, timer,
+	        info->cpu[0] ? info->cpu : "CPU unknown", info->cpus,
+	        LATENCY_POINTS - 0.7);
+	for (p = 0; p < LATENCY_POINTS; p++)
+		fprintf(gp, "%s'%s' %d", p ? ", " : "", latency_point_names[p],
+		        p);
+	fprintf(gp,
+	        ")\n"
+	        "set xlabel 'percentile of the calls'\n"
+	        "set ylabel 'ns (log scale: the tail spans decades)'\n"
 	        "set format y '10^{%%L}'\n"
 	        "set key inside left top Left reverse\n"
 	        /* The same plot area in both halves, whatever the labels. */
-	        "set lmargin 12\nset rmargin 3\n",
-	        head, leader->label, info->options->runs, info->cpu, info->cpus,
-	        info->timer.empty_p50 / info->timer.ticks_per_ns);
+	        "set lmargin 12\nset rmargin 3\n");
 	for (side = 0; side < LATENCY_SIDES; side++) {
 		fprintf(gp, "set title '%s'\nplot ",
 		        side == LATENCY_ALLOC ? "allocation" : "free");
-		first = 1;
-		for (i = 0; i < count; i++) {
-			if (rows[i].group != group ||
-			    rows[i].status != ROW_OK ||
-			    rows[i].latency[side] == NULL)
-				continue;
-			fprintf(gp,
-			        "%s$%s_%zu using 1:2 with lines lw 2 lc rgb "
-			        "'%s' title '%s'",
-			        first ? "" : ", \\\n     ",
-			        latency_side_names[side], i,
-			        allocator_colours[rows[i].c.allocator],
-			        allocator_names[rows[i].c.allocator]);
-			first = 0;
-		}
+		for (k = 0; k < ns; k++)
+			fprintf(
+			    gp,
+			    "%s$%s using 1:%zu with linespoints lw %d dt %d "
+			    "pt %d ps 1.2 lc rgb '%s' title '%s'",
+			    k == 0 ? "" : ", \\\n     ",
+			    latency_side_names[side], k + 2,
+			    series[k].pool ? 3 : 2, series[k].dash,
+			    series[k].point, series[k].colour,
+			    allocator_names[series[k].allocator]);
 		fprintf(gp, "\n");
 	}
 	fprintf(gp, "unset multiplot\n");
 	fprintf(stderr, "bench: wrote %s/%s.png\n", dir, name);
 }
 
-/* Every case with --latency's histograms gets its chart. */
+/* Every case with --latency's points gets its chart, but those with more
+ * threads than CPUs: their tails are the scheduler's. */
 static void charts_latency(FILE *gp, const char *dir,
                            const struct run_info *info, const struct row *rows,
                            size_t count)
 {
 	size_t i, last_group = (size_t)-1;
 
-	if (!info->timer.measured)
-		return;
 	for (i = 0; i < count; i++)
 		if (rows[i].group != last_group &&
-		    rows[i].latency[LATENCY_ALLOC] != NULL) {
+		    has_latency_points(&rows[i])) {
+			last_group = rows[i].group;
+			if (oversubscribed(info, &rows[i])) {
+				fprintf(stderr,
+				        "bench: no latency chart for %s %s: "
+				        "more threads than CPUs\n",
+				        workload_names[rows[i].c.workload],
+				        rows[i].label);
+				continue;
+			}
 			chart_latency(gp, dir, info, rows, count,
 			              rows[i].group);
-			last_group = rows[i].group;
 		}
 }
 
@@ -590,26 +781,28 @@ int plot_all(const char *dir, const struct run_info *info,
 		return -1;
 	}
 	for (w = 0; w < WORKLOAD_COUNT; w++) {
+		size_t groups[LIST_MAX];
 		/* http, curl and footprint: figures of another kind, in
 		 * the table. */
 		if (workload_is_external((enum workload)w) ||
 		    w == WORKLOAD_FOOTPRINT ||
-		    measured_allocators(rows, count, (enum workload)w) == 0)
+		    workload_groups(rows, count, (enum workload)w, groups,
+		                    LIST_MAX) == 0)
 			continue;
-		if (w == WORKLOAD_SORT)
+		if (w == WORKLOAD_SORT) {
 			chart_lines(gp, dir, workload_names[w], info, rows,
 			            count, (enum workload)w, 0);
-		else
-			chart_bars(gp, dir, info, rows, count,
-			           (enum workload)w);
-		if (w == WORKLOAD_PARALLEL || w == WORKLOAD_XTHREAD) {
+		} else if (w == WORKLOAD_PARALLEL || w == WORKLOAD_XTHREAD) {
+			/* Their question is how they scale: the bars of
+			 * each thread count would say it again. */
 			snprintf(name, sizeof(name), "%s-threads",
 			         workload_names[w]);
 			chart_lines(gp, dir, name, info, rows, count,
 			            (enum workload)w, 1);
+		} else {
+			chart_bars(gp, dir, info, rows, count,
+			           (enum workload)w);
 		}
-		fprintf(stderr, "bench: wrote %s/%s.png\n", dir,
-		        workload_names[w]);
 	}
 	charts_latency(gp, dir, info, rows, count);
 	status = pclose(gp);

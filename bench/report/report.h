@@ -30,6 +30,10 @@ void row_describe(const struct row *row, char *buf, size_t size);
 int plot_all(const char *dir, const struct run_info *info,
              const struct row *rows, size_t count);
 
+/* replot.c: --plot-from: the charts of an earlier run's --csv file into
+ * dir, running nothing.  Returns 0, or -1 after printing the reason. */
+int plot_from_csv(const char *csv, const char *dir);
+
 /* describe.c: the list's values with separator between them. */
 void format_list(const struct size_list *list, const char *separator, char *buf,
                  size_t size);
