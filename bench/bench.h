@@ -192,6 +192,7 @@ struct options {
 	int csv, json; /* 1: to stdout instead of the table */
 	const char *csv_file, *json_file; /* or to a file, beside the table */
 	const char *plot_dir;
+	const char *plot_from; /* a --csv file to draw instead of running */
 };
 
 /* A list set to count values; the largest value of a list (0 if empty). */

@@ -1,6 +1,8 @@
 /*
- * The driver's rows and their reports: driver.c measures, report.c prints
- * the table, CSV and JSON, plot.c draws the charts.
+ * The driver's rows and what a run measured: driver.c runs them (with
+ * spawn.c for the workers and http/ for the external workloads),
+ * collect.c reads what the workers print and derives the figures, and
+ * report/ prints the table, CSV and JSON and draws the charts.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -12,6 +14,7 @@
 
 #include "bench.h"
 #include "latency.h"
+#include "http/http.h"
 
 enum row_status {
 	ROW_OK,
@@ -20,17 +23,6 @@ enum row_status {
 	ROW_FAILED,         /* a run failed, or its checksum is wrong */
 	ROW_WRONG_SOURCE,   /* not served by the library it names */
 	ROW_NOT_RUN,        /* http, curl: a program they need is missing */
-};
-
-/* The extra figures of the external workloads, per counted run:
- * http: latency percentiles in microseconds (from wrk);
- * curl: CPU seconds (user + system, of curl-pool) per GB downloaded. */
-enum metric {
-	METRIC_P50_US,
-	METRIC_P99_US,
-	METRIC_P999_US,
-	METRIC_CPU_S_PER_GB,
-	METRIC_COUNT
 };
 
 /*
@@ -113,45 +105,5 @@ struct run_info {
 		                                nonstop_tsc (x86-64) */
 	} timer;
 };
-
-/* http.c: the external workloads.  One counted or uncounted run of a
- * row; fills what it measured. */
-struct external_result {
-	double ns_per_op; /* http: per request; curl: per MB */
-	uint64_t ops;     /* requests; MB (10^6 bytes) */
-	long maxrss_kib;  /* the server's (http), curl-pool's */
-	double metric[METRIC_COUNT];
-	uint64_t allocs, flow_allocs, pool_allocs, fallback_allocs;
-	char source[128];  /* http: the library httpd reports */
-	char message[512]; /* why it failed */
-};
-
-/* NULL when the row's programs are there, else why not ("not run: wrk
- * not found"). */
-const char *external_missing(const struct bench_case *c, const char *directory,
-                             char *buf, size_t size);
-/* The row's command line, for the outputs. */
-void external_command(const struct bench_case *c, char *buf, size_t size);
-/* 0, or -1 with r->message. */
-int external_run(const struct bench_case *c, const char *directory,
-                 struct external_result *r);
-/* Stops lighttpd and removes the temporary files. */
-void external_cleanup(void);
-
-/* report.c */
-void report_table(FILE *out, const struct run_info *info,
-                  const struct row *rows, size_t count);
-void report_csv(FILE *out, const struct run_info *info, const struct row *rows,
-                size_t count);
-void report_json(FILE *out, const struct run_info *info, const struct row *rows,
-                 size_t count);
-const char *row_status_name(enum row_status status);
-/* The parameters of a row's workload, in words, e.g. "pool 1024 x 1024 B". */
-void row_describe(const struct row *row, char *buf, size_t size);
-
-/* plot.c: PNG charts into dir with gnuplot.  Returns 0, or -1 after
- * printing the reason. */
-int plot_all(const char *dir, const struct run_info *info,
-             const struct row *rows, size_t count);
 
 #endif /* BENCH_DRIVER_H */

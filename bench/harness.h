@@ -9,7 +9,7 @@
 #ifndef BENCH_HARNESS_H
 #define BENCH_HARNESS_H
 
-#include "peer.h"
+#include "peer/peer.h"
 #include "workload.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 # ./bench: the driver, bench/bench, and one worker program per allocator,
-# each linked with that allocator only (see bench/peer.h).  The driver finds
+# each linked with that allocator only (see bench/peer/peer.h).  The driver finds
 # the workers next to itself.
 #
 #   make bench                      build, then run the default comparison
@@ -9,8 +9,8 @@
 BENCH_COMMON_SOURCES = %reldir%/bench.h %reldir%/options.c \
 	%reldir%/cases.c %reldir%/cases-mt.c %reldir%/latency.h \
 	%reldir%/latency.c
-BENCH_WORKER_SOURCES = $(BENCH_COMMON_SOURCES) %reldir%/peer.h \
-	%reldir%/peer.c %reldir%/workload.h %reldir%/harness.h \
+BENCH_WORKER_SOURCES = $(BENCH_COMMON_SOURCES) %reldir%/peer/peer.h \
+	%reldir%/peer/peer.c %reldir%/workload.h %reldir%/harness.h \
 	%reldir%/workloads.c %reldir%/workloads-mt.c %reldir%/worker.c
 
 # The workers of other allocators are built without sanitizers: a sanitizer
@@ -36,8 +36,15 @@ noinst_PROGRAMS += %reldir%/region
 	%reldir%/latency.c
 %canon_reldir%_region_LDADD = src/libshiftpool.la $(LIBM)
 
+# The driver (driver.c, run.c, collect.c), its external workloads (http/)
+# and its outputs (report/).
 %canon_reldir%_bench_SOURCES = $(BENCH_COMMON_SOURCES) %reldir%/driver.h \
-	%reldir%/driver.c %reldir%/report.c %reldir%/plot.c %reldir%/http.c
+	%reldir%/driver.c %reldir%/run.h %reldir%/run.c %reldir%/collect.h \
+	%reldir%/collect.c %reldir%/http/http.h %reldir%/http/http.c \
+	%reldir%/report/report.h %reldir%/report/describe.c \
+	%reldir%/report/table.c %reldir%/report/fields.h \
+	%reldir%/report/fields.c %reldir%/report/csv.c %reldir%/report/json.c \
+	%reldir%/report/plot.c %reldir%/report/replot.c
 %canon_reldir%_bench_CPPFLAGS = $(AM_CPPFLAGS) $(BENCH_SANITIZED_CPPFLAGS) \
 	-DBENCH_GNUPLOT='"$(GNUPLOT)"' -DBENCH_WRK='"$(WRK)"' \
 	-DBENCH_LIGHTTPD='"$(LIGHTTPD)"'
@@ -136,21 +143,22 @@ BENCH_DPDK_LIBS =
 %canon_reldir%_bench_dpdk_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
 %canon_reldir%_bench_dpdk_LDADD = $(BENCH_DPDK_LIBS)
 
-# The C workers call boost::pool<> through bench/peer-boost.cc, compiled
+# The C workers call boost::pool<> through bench/peer/peer-boost.cc, compiled
 # with the C++ compiler make knows ($(CXX), else c++): configure looks for
 # none, and the rest of the project is C.
 %canon_reldir%_bench_boost_SOURCES = $(BENCH_WORKER_SOURCES) \
-	%reldir%/peer-boost.h
+	%reldir%/peer/peer-boost.h
 %canon_reldir%_bench_boost_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_PEER_BOOST
 %canon_reldir%_bench_boost_CFLAGS = $(BENCH_PEER_COMPILE_FLAGS)
 %canon_reldir%_bench_boost_LDFLAGS = $(BENCH_PEER_LINK_FLAGS)
-%canon_reldir%_bench_boost_LDADD = %reldir%/peer-boost.$(OBJEXT) -lstdc++
-EXTRA_DIST += %reldir%/peer-boost.cc
+%canon_reldir%_bench_boost_LDADD = %reldir%/peer/peer-boost.$(OBJEXT) -lstdc++
+EXTRA_DIST += %reldir%/peer/peer-boost.cc
 
-%reldir%/peer-boost.$(OBJEXT): $(srcdir)/%reldir%/peer-boost.cc \
-		$(srcdir)/%reldir%/peer-boost.h
+%reldir%/peer/peer-boost.$(OBJEXT): $(srcdir)/%reldir%/peer/peer-boost.cc \
+		$(srcdir)/%reldir%/peer/peer-boost.h
+	@$(MKDIR_P) %reldir%/peer
 	$(AM_V_CC)cxx='$(CXX)'; $${cxx:-c++} -O2 -g -Wall -Wextra \
-		$(CXXFLAGS) -c -o $@ $(srcdir)/%reldir%/peer-boost.cc
+		$(CXXFLAGS) -c -o $@ $(srcdir)/%reldir%/peer/peer-boost.cc
 
 .PHONY: bench-optional-workers
 all-local: bench-optional-workers
@@ -183,9 +191,11 @@ bench-optional-workers:
 # HTTP/1.1 server on loopback whose buffers come from --allocator=NAME.
 # The peers that replace malloc process-wide are programs of their own
 # (httpd-tcmalloc, ...), which httpd runs for --allocator=tcmalloc etc.
-BENCH_HTTPD_SOURCES = %reldir%/httpd.c %reldir%/httpd-proto.h \
-	%reldir%/httpd-proto.c %reldir%/httpd-alloc.h %reldir%/httpd-alloc.c \
-	%reldir%/httpd-util.h %reldir%/httpd-util.c
+BENCH_HTTPD_SOURCES = %reldir%/http/httpd.h %reldir%/http/httpd.c \
+	%reldir%/http/httpd-conn.c %reldir%/http/httpd-writer.c \
+	%reldir%/http/httpd-proto.h %reldir%/http/httpd-proto.c \
+	%reldir%/http/httpd-alloc.h %reldir%/http/httpd-alloc.c \
+	%reldir%/http/httpd-util.h %reldir%/http/httpd-util.c
 
 noinst_PROGRAMS += %reldir%/httpd
 %canon_reldir%_httpd_SOURCES = $(BENCH_HTTPD_SOURCES)
@@ -229,13 +239,19 @@ TESTS += %reldir%/tests/http-parse %reldir%/tests/httpd.sh
 EXTRA_DIST += %reldir%/tests/common.sh
 dist_noinst_SCRIPTS += %reldir%/tests/httpd.sh
 %canon_reldir%_tests_http_parse_SOURCES = %reldir%/tests/http-parse.c \
-	%reldir%/httpd-proto.h %reldir%/httpd-proto.c
+	%reldir%/http/httpd-proto.h %reldir%/http/httpd-proto.c
 %canon_reldir%_tests_httpd_client_SOURCES = %reldir%/tests/httpd-client.c \
-	%reldir%/httpd-proto.h %reldir%/httpd-proto.c %reldir%/httpd-util.h \
-	%reldir%/httpd-util.c
+	%reldir%/http/httpd-proto.h %reldir%/http/httpd-proto.c \
+	%reldir%/http/httpd-util.h %reldir%/http/httpd-util.c
 
 # The shell tests may use curl(1) as a second client.
 AM_TESTS_ENVIRONMENT += CURL='$(CURL)'; export CURL;
+
+# ---------------------------------------------------------------- layers
+
+# No two files of bench/ depend on each other in a loop (as for src/).
+TESTS += %reldir%/tests/layers.sh
+dist_noinst_SCRIPTS += %reldir%/tests/layers.sh
 
 # ---------------------------------------------------------------- smoke
 

@@ -80,6 +80,7 @@ enum option_id {
 	OPT_CSV,
 	OPT_JSON,
 	OPT_PLOT,
+	OPT_PLOT_FROM,
 	OPT_HELP,
 };
 
@@ -113,6 +114,7 @@ static const struct option long_options[] = {
     {"csv", optional_argument, NULL, OPT_CSV},
     {"json", optional_argument, NULL, OPT_JSON},
     {"plot", required_argument, NULL, OPT_PLOT},
+    {"plot-from", required_argument, NULL, OPT_PLOT_FROM},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -506,6 +508,11 @@ void options_usage(const char *program)
 	    "  --json[=FILE]      JSON, to stdout instead of the table, or to "
 	    "FILE\n"
 	    "  --plot=DIR         PNG charts (gnuplot) into DIR\n"
+	    "  --plot-from=FILE   with --plot: draw the charts of an earlier "
+	    "run from\n"
+	    "                     its --csv FILE (and FILE.txt's machine "
+	    "line), running\n"
+	    "                     nothing\n"
 	    "  --help             this text\n"
 	    "\n"
 	    "Progress goes to stderr.  The exit status is 1 when a row failed "
@@ -694,6 +701,9 @@ int options_parse(struct options *o, int argc, char **argv)
 			break;
 		case OPT_PLOT:
 			o->plot_dir = optarg;
+			break;
+		case OPT_PLOT_FROM:
+			o->plot_from = optarg;
 			break;
 		case OPT_HELP:
 			o->help = 1;

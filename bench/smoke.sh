@@ -235,6 +235,18 @@ if test -n "$plot_flag"; then
 			exit 1
 		fi
 	done
+	# The same charts again, drawn from the CSV alone.
+	rm -rf "$plots"
+	if ! "$bench" --plot="$plots" --plot-from="$csv3"; then
+		echo "smoke: bench --plot-from failed" >&2
+		exit 1
+	fi
+	for chart in pair held latency-held-N-50 latency-xthread-1+1; do
+		if ! test -s "$plots/$chart.png"; then
+			echo "smoke: --plot-from wrote no $chart.png" >&2
+			exit 1
+		fi
+	done
 fi
 
 # footprint: every row has its overhead; the floor's blocks are a fresh

@@ -8,7 +8,7 @@
  */
 #include "config.h"
 
-#include "../httpd-proto.h"
+#include "../http/httpd-proto.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,8 +17,8 @@
  */
 #include "config.h"
 
-#include "../httpd-proto.h"
-#include "../httpd-util.h"
+#include "../http/httpd-proto.h"
+#include "../http/httpd-util.h"
 
 #include <errno.h>
 #include <getopt.h>

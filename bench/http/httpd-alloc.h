@@ -47,7 +47,7 @@ enum allocator {
 };
 
 /* The --allocator names, indexed by enum allocator. */
-extern const char *const allocator_names[ALLOCATOR_COUNT];
+extern const char *const httpd_allocator_names[ALLOCATOR_COUNT];
 
 /* Returns the allocator called name, or ALLOCATOR_COUNT. */
 enum allocator allocator_by_name(const char *name);

@@ -15,7 +15,7 @@
  */
 #include "config.h"
 
-#include "driver.h"
+#include "http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "../bench.h"
 
 #if defined(BENCH_PEER_GLIBC) + defined(BENCH_PEER_TCMALLOC) +                 \
         defined(BENCH_PEER_JEMALLOC) + defined(BENCH_PEER_MIMALLOC) +          \

@@ -11,7 +11,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
-const char *const allocator_names[ALLOCATOR_COUNT] = {
+const char *const httpd_allocator_names[ALLOCATOR_COUNT] = {
     [ALLOCATOR_POOL_SINGLE] = "pool-single",
     [ALLOCATOR_POOL_LOCKED] = "pool-locked",
     [ALLOCATOR_POOL_PER_THREAD] = "pool-per-thread",
@@ -25,7 +25,7 @@ const char *const allocator_names[ALLOCATOR_COUNT] = {
 enum allocator allocator_by_name(const char *name)
 {
 	for (int i = 0; i < ALLOCATOR_COUNT; i++)
-		if (strcmp(name, allocator_names[i]) == 0)
+		if (strcmp(name, httpd_allocator_names[i]) == 0)
 			return (enum allocator)i;
 	return ALLOCATOR_COUNT;
 }
