@@ -23,10 +23,6 @@
 #include <linux/capability.h>
 #endif
 
-#ifdef HAVE_VALGRIND_MEMCHECK_H
-#include <valgrind/valgrind.h>
-#endif
-
 #include "testutil.h"
 
 /* What "near where it was" allows: side tables, a per-thread span, the
@@ -45,15 +41,6 @@
 #define RSS_IS_THE_POOLS 1
 #endif
 
-static bool under_valgrind(void)
-{
-#ifdef HAVE_VALGRIND_MEMCHECK_H
-	if (RUNNING_ON_VALGRIND)
-		return true;
-#endif
-	const char *preload = getenv("LD_PRELOAD");
-	return preload != NULL && strstr(preload, "valgrind") != NULL;
-}
 
 /*
  * Takes every block of the pool, writing each through (the chain of them

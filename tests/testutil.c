@@ -14,6 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifdef HAVE_VALGRIND_VALGRIND_H
+#include <valgrind/valgrind.h>
+#endif
+
 /* ------------------------------------------------------------ modes */
 
 const int test_modes[TEST_MODE_COUNT] = {
@@ -300,4 +304,14 @@ size_t page_size(void)
 	long size = sysconf(_SC_PAGESIZE);
 
 	return size > 0 ? (size_t)size : 4096;
+}
+
+bool under_valgrind(void)
+{
+#ifdef HAVE_VALGRIND_VALGRIND_H
+	if (RUNNING_ON_VALGRIND)
+		return true;
+#endif
+	const char *preload = getenv("LD_PRELOAD");
+	return preload != NULL && strstr(preload, "valgrind") != NULL;
 }

@@ -58,6 +58,10 @@ Suite *set_suite(void);
 Suite *dropin_suite(void);
 Suite *spans_suite(void);
 
+/* Whether the test runs under Valgrind (which keeps memory of its own
+ * beside the process's, and takes its time over every mapping). */
+bool under_valgrind(void);
+
 /* ------------------------------------------------------------ modes */
 
 /*
