@@ -9,7 +9,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "thread.h"
+#include "span.h"
 
 #include <errno.h>
 #include <malloc.h>

@@ -14,8 +14,11 @@
  *   stats.c    pool_stats(), pool_stats_print()
  *   registry.c the live pools: another pool's pointer, and fork()
  *   fallback.c the allocator behind a pool (the C library's by default)
- *   shared.c   POOL_SINGLE and POOL_LOCKED (fast paths inline: shared.h)
- *   thread.c   POOL_PER_THREAD (fast paths inline: thread.h)
+ *   list.c     POOL_SINGLE and POOL_LOCKED: the free list in the blocks
+ *              (fast paths inline: list.h)
+ *   lock.c     POOL_LOCKED's lock, its waiting side
+ *   span.c     POOL_PER_THREAD: the spans a thread owns (fast paths
+ *              inline: span.h)
  *   region.c   the mapping
  *   meta.c     the library's own objects, from its own mappings
  *   debug.c    SHIFTPOOL_DEBUG, the fill pattern, Valgrind
@@ -67,12 +70,13 @@ block_word_store(void *block, int word, uintptr_t value)
 #endif
 
 #include "shiftpool.h"
+#include "shiftpool/inline.h"
 #include "trace-format.h"
 
 /* ------------------------------------------------------------ switches */
 
 /* SHIFTPOOL_ASSERTIONS (configure --enable-debug): internal assertions and
- * the invariant checks span_check() and shared_check(). */
+ * the invariant checks span_check() and list_check(). */
 #ifdef SHIFTPOOL_ASSERTIONS
 #include <assert.h>
 #define POOL_ASSERT(x) assert(x)
@@ -107,7 +111,7 @@ block_word_store(void *block, int word, uintptr_t value)
  * SPAN_MAX_BLOCKS, aiming at SPAN_TARGET_COUNT spans per pool: large spans,
  * because a thread that frees in random order switches spans less often
  * the more blocks each holds, and enough of them that what a thread holds
- * beyond its live blocks (two spans at most, thread.c) is a small part of
+ * beyond its live blocks (two spans at most, span.c) is a small part of
  * the pool.  A span's per-block state fits in its own descriptor (two
  * cache lines), whatever the pool's size.
  */
@@ -124,7 +128,7 @@ block_word_store(void *block, int word, uintptr_t value)
  * compare-and-swap and releasing it one plain store (release order), where
  * a pthread mutex costs two calls and an atomic read-modify-write each
  * way.  A waiter backs off between looks at it, then yields its core
- * (lock_wait(), shared.c); the lock is not fair, so a long section that
+ * (lock_wait(), lock.c); the lock is not fair, so a long section that
  * runs again at once (pool_trim()) gives way after it (lock_give_way()).
  * Acquire and release orders make it a lock for the ThreadSanitizer too.
  */
@@ -325,7 +329,7 @@ POOL_INLINE void owned_increment(_Atomic uint64_t *counter)
  * owner names the thread cache that owns the span (0: none), with
  * OWNER_FULL set while the span sits on that cache's list of full spans.
  * A thread owns many spans: its active span, the spans on its list of
- * spans with free blocks and those on its list of full spans (thread.c).
+ * spans with free blocks and those on its list of full spans (span.c).
  * The owner line and used, prev and the list link in stack_next are
  * written only by the owner, or by whoever holds the span while nobody
  * owns it (it then sits on the available stack, or is abandoned, and
@@ -397,7 +401,7 @@ enum thread_counter {
 };
 
 /* Per-thread counters; written by their thread only, read by pool_stats(),
- * and folded into the pool's retired counters (under the registry lock)
+ * and folded into the pool's retired counters (under caches_lock, span.c)
  * when the thread exits. */
 struct thread_counters {
 	_Atomic uint64_t counters[COUNT_KINDS];
@@ -416,7 +420,7 @@ struct span_list {
  * cache are active, the spans on the partial list, and (with OWNER_FULL)
  * the spans on the full list; each list is linked through the spans'
  * stack_next and prev (span number + 1, 0 ends it).  While the thread's
- * hint (thread.h) holds this pool, the hint's copy of the active span is
+ * hint (span.h) holds this pool, the hint's copy of the active span is
  * the one that counts; it is written back here when the hint moves to
  * another pool.
  */
@@ -434,17 +438,17 @@ struct thread_cache {
 };
 
 /*
- * The shared free list of POOL_SINGLE and POOL_LOCKED modes, linked
+ * The free list of POOL_SINGLE and POOL_LOCKED modes, linked
  * through word 0 of the free blocks and ended by NULL.  A link is kept as
  * it decodes, unchecked: the next pop checks the head with region_slot(),
  * which tells in one compare a block to take, and the end of the list or a
  * link that must not be followed.
- * Invariant (shared_check()): a block is marked allocated exactly when it
+ * Invariant (list_check()): a block is marked allocated exactly when it
  * is handed out; blocks below bump are handed out, on the list, on a
  * running trim's list or held by it, in a chunk given back, or still to
  * carve, once.
  */
-struct shared_list {
+struct free_list {
 	char *head;      /* the first free block */
 	uint64_t allocs; /* frees are allocs - blocks handed out */
 	size_t bump;     /* blocks [bump, block_count) never used */
@@ -459,7 +463,7 @@ struct shared_list {
 	size_t released_blocks; /* in chunks still marked released */
 	size_t carve, carve_end;
 	size_t released_cursor; /* no released chunk below it */
-	/* A running pool_trim() (shared.c), between the times it holds the
+	/* A running pool_trim() (list.c), between the times it holds the
 	 * pool: the list it took to sort (the first block to take, and the
 	 * block whose link gave it), and one bit per block it holds aside,
 	 * free, on no list, in chunks [held_lo, held_hi] only. */
@@ -495,7 +499,7 @@ struct pool {
 	uintptr_t secret; /* encodes free-list links (link.h) */
 	uint64_t id;      /* unique per pool_init() in this process */
 	/* POOL_PER_THREAD: where the calling thread's hint for this pool
-	 * lies, from the thread pointer (thread.h) */
+	 * lies, from the thread pointer (span.h) */
 	int32_t hint_offset;
 	uint8_t block_shift; /* block_size == 1 << block_shift */
 	uint8_t span_shift;  /* blocks per span == 1 << span_shift */
@@ -507,8 +511,8 @@ struct pool {
 
 	/* POOL_SINGLE and POOL_LOCKED: the list lives in the free blocks,
 	 * a bit per block in allocated[] below. */
-	struct shared_list shared;
-	/* POOL_LOCKED: guards shared and allocated; not in the list's cache
+	struct free_list list;
+	/* POOL_LOCKED: guards list and allocated; not in the list's cache
 	 * line, so that waiters looking at it leave the holder's list alone */
 	struct spin_lock lock;
 
@@ -534,18 +538,18 @@ struct pool {
 	_Atomic uint64_t available;
 	/* spans [fresh_spans, span_count) untouched */
 	_Atomic size_t fresh_spans;
-	/* guarded by the registry lock (thread.c) */
+	/* guarded by caches_lock (span.c) */
 	struct thread_cache *caches;
 	/* from caches whose thread exited */
 	struct thread_counters retired;
 	/* the frees pool_stats() reported last: what it reports never goes
-	 * back (thread.c) */
+	 * back (span.c) */
 	_Atomic uint64_t frees_reported;
 	/* blocks touched in spans that pool_trim() gave back: the peak's
 	 * bound counts them still */
 	_Atomic uint64_t trimmed_touched;
 	/* odd while a pool_trim() holds available spans off the stack;
-	 * bumped at its start and at its end (thread.c) */
+	 * bumped at its start and at its end (span.c) */
 	_Atomic uint32_t trim_seq;
 
 	/* Debug options (debug.c): the Nth fallback allocation fails (0:
@@ -600,11 +604,11 @@ SAME_OFFSET(hint_offset, hint_offset, hint_offset);
 SAME_OFFSET(block_shift, block_shift, block_shift);
 SAME_OFFSET(span_shift, span_shift, span_shift);
 SAME_OFFSET(block_count, block_count, block_count);
-SAME_OFFSET(shared.head, head, head);
-SAME_OFFSET(shared.allocs, allocs, allocs);
-SAME_OFFSET(shared.last, last, last);
+SAME_OFFSET(list.head, head, head);
+SAME_OFFSET(list.allocs, allocs, allocs);
+SAME_OFFSET(list.last, last, last);
 _Static_assert(offsetof(struct pool, lock) / POOL_CACHE_LINE !=
-                   offsetof(struct pool, shared.head) / POOL_CACHE_LINE,
+                   offsetof(struct pool, list.head) / POOL_CACHE_LINE,
                "the lock has a cache line apart from the list's");
 #undef SAME_OFFSET
 _Static_assert(offsetof(struct pool, allocated) == SHIFTPOOL_MAP_OFFSET_,
@@ -788,6 +792,16 @@ POOL_COLD void debug_asan_forget(void *mapping, size_t size);
 
 /* ------------------------------------------------------------ registry.c */
 
+/* Registers a live pool: its region is known to registry_find(), and
+ * fork() leaves it usable in the child.  0 or errno. */
+int registry_add(struct pool *pool);
+void registry_remove(struct pool *pool);
+/* A registered pool answers for [lo, hi) from now on (a set's largest
+ * class, for the whole reservation); 0 or errno. */
+int registry_widen(struct pool *pool, char *lo, char *hi);
+/* Whether ptr lies in the region of a live pool.  No lock. */
+bool registry_find(const void *ptr);
+
 /* ------------------------------------------------------------ set.c */
 
 /*
@@ -859,16 +873,6 @@ bool block_is_live(struct pool *pool, size_t index);
 /* A new pool or set number, for the trace. */
 uint64_t serial_next(void);
 
-/* Registers a live pool: its region is known to registry_find(), and
- * fork() leaves it usable in the child.  0 or errno. */
-int registry_add(struct pool *pool);
-void registry_remove(struct pool *pool);
-/* A registered pool answers for [lo, hi) from now on (a set's largest
- * class, for the whole reservation); 0 or errno. */
-int registry_widen(struct pool *pool, char *lo, char *hi);
-/* Whether ptr lies in the region of a live pool.  No lock. */
-bool registry_find(const void *ptr);
-
 /* ------------------------------------------------------------ fallback.c */
 
 /* Installs the pool's fallback (NULL: the C library's); 0 or EINVAL. */
@@ -884,7 +888,7 @@ size_t fallback_usable_size(const struct pool *pool, const void *ptr);
 /* Gives a pointer from outside the region back to the fallback. */
 POOL_COLD void fallback_free(struct pool *pool, void *ptr);
 
-/* The modes (shared.h, thread.h) and the hooks (hooks.h) declare their
+/* The modes (list.h, span.h) and the hooks (hooks.h) declare their
  * own. */
 
 #endif /* SHIFTPOOL_INTERNAL_H */

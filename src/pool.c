@@ -11,8 +11,8 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "shared.h"
-#include "thread.h"
+#include "list.h"
+#include "span.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -73,7 +73,7 @@ bool block_is_live(struct pool *pool, size_t index)
 {
 	if (pool->mode == POOL_PER_THREAD)
 		return thread_block_is_live(pool, index);
-	return shared_block_is_live(pool, index);
+	return list_block_is_live(pool, index);
 }
 
 /* Who served an allocation: the trace's src=. */
@@ -112,7 +112,7 @@ POOL_INLINE void *alloc_rest(struct pool *pool, size_t size, bool zero,
 		bool fresh;
 		block = mode == POOL_PER_THREAD
 		            ? thread_alloc_slow(pool, &fresh, hooks)
-		            : shared_alloc_slow(pool, &fresh, hooks);
+		            : list_alloc_slow(pool, &fresh, hooks);
 		if (block == NULL)
 			break;
 		block = block_out(pool, block, size, zero, fresh, hooks);
@@ -164,7 +164,7 @@ POOL_INLINE void *alloc_in(struct pool *pool, size_t size, bool zero, int mode,
 	} else {
 		if (mode == POOL_LOCKED)
 			lock_acquire(&pool->lock);
-		block = shared_pop(pool, hooks);
+		block = list_pop(pool, hooks);
 		if (mode == POOL_LOCKED)
 			lock_release(&pool->lock);
 	}
@@ -256,7 +256,7 @@ POOL_INLINE int free_in(struct pool *pool, const char *function, void *ptr,
 			return free_outside(pool, function, ptr);
 		if (mode == POOL_LOCKED)
 			lock_acquire(&pool->lock);
-		error = shared_free(pool, ptr, index, hooks);
+		error = list_free(pool, ptr, index, hooks);
 		if (mode == POOL_LOCKED)
 			lock_release(&pool->lock);
 	}
@@ -520,7 +520,7 @@ POOL_INLINE size_t bulk_pop(struct pool *pool, size_t size, size_t n,
 	} else {
 		if (mode == POOL_LOCKED)
 			lock_acquire(&pool->lock);
-		got = shared_pop_many(pool, n, out);
+		got = list_pop_many(pool, n, out);
 		if (mode == POOL_LOCKED)
 			lock_release(&pool->lock);
 	}
@@ -545,7 +545,7 @@ POOL_INLINE void bulk_free(struct pool *pool, size_t n, void *const *ptrs,
 		} else {
 			if (mode == POOL_LOCKED)
 				lock_acquire(&pool->lock);
-			i += shared_free_many(pool, n - i, ptrs + i);
+			i += list_free_many(pool, n - i, ptrs + i);
 			if (mode == POOL_LOCKED)
 				lock_release(&pool->lock);
 		}
@@ -816,13 +816,13 @@ POOL_API void pool_destroy(pool_t *pool)
 	if (pool->hooks & HOOK_VALGRIND) {
 		size_t limit = pool->mode == POOL_PER_THREAD
 		                   ? pool->block_count
-		                   : pool->shared.bump;
+		                   : pool->list.bump;
 		for (size_t i = 0; i < limit; i++)
 			if (block_is_live(pool, i))
 				debug_block_dies(pool, region_block(pool, i));
 	}
 	if (pool->mode != POOL_PER_THREAD)
-		shared_check(pool);
+		list_check(pool);
 	registry_remove(pool);
 	if (pool->mode == POOL_PER_THREAD)
 		thread_pool_destroy(pool);
@@ -870,9 +870,9 @@ POOL_API size_t pool_malloc_bulk(pool_t *pool, size_t size, size_t n,
 		if (got == n)
 			break;
 		/* Where the never-used blocks start before the batch takes
-		 * any: what a failed batch gives back (shared_take_back()). */
+		 * any: what a failed batch gives back (list_take_back()). */
 		if (mark == SIZE_MAX && pool->mode != POOL_PER_THREAD)
-			mark = shared_mark(pool);
+			mark = list_mark(pool);
 		out[got] = alloc_dispatch(pool, size, false, UNTRACED);
 		if (out[got] == NULL)
 			break;
@@ -882,7 +882,7 @@ POOL_API size_t pool_malloc_bulk(pool_t *pool, size_t size, size_t n,
 		/* All or nothing: what was taken goes back, and what failed
 		 * is not counted (the fallback's are freed). */
 		if (pool->mode != POOL_PER_THREAD)
-			got = shared_take_back(pool, out, got, mark);
+			got = list_take_back(pool, out, got, mark);
 		for (size_t i = 0; i < got; i++)
 			free_dispatch(pool, "pool_malloc_bulk", out[i],
 			              UNTRACED);
@@ -914,24 +914,21 @@ POOL_API void pool_free_bulk(pool_t *pool, size_t n, void *const *ptrs)
 }
 
 /*
- * The entry points behind the public header's inline fast paths
- * (SHIFTPOOL_INLINE), named by the layout they read
- * (SHIFTPOOL_INLINE_ABI): the same functions under another name.  Only
+ * The entry points behind <shiftpool/inline.h>'s fast paths, named by the
+ * layout they read (SHIFTPOOL_INLINE_ABI, configure.ac): the same
+ * functions under another name, in a version node of their own.  Only
  * where that layout holds: links hardened, hints found from the thread
  * pointer.
  */
 #if defined(HINT_BY_OFFSET) && !defined(SHIFTPOOL_NO_HARDENING)
-POOL_API POOL_ATTR_MALLOC POOL_ATTR_ALLOC_SIZE(2)
-    POOL_ATTR_NONNULL(1) void *shiftpool_inline_malloc_2(pool_t *pool,
-                                                         size_t size)
-        __attribute__((alias("pool_malloc")));
-POOL_API POOL_ATTR_MALLOC POOL_ATTR_ALLOC_SIZE(2, 3)
-    POOL_ATTR_NONNULL(1) void *shiftpool_inline_calloc_2(pool_t *pool,
-                                                         size_t nmemb,
-                                                         size_t size)
-        __attribute__((alias("pool_calloc")));
-POOL_API POOL_ATTR_NONNULL(1) void shiftpool_inline_free_2(pool_t *pool,
-                                                           void *ptr)
+POOL_API POOL_ATTR_MALLOC POOL_ATTR_ALLOC_SIZE(2) POOL_ATTR_NONNULL(1) void *
+SHIFTPOOL_INLINE_ENTRY_(malloc)(pool_t *pool, size_t size)
+    __attribute__((alias("pool_malloc")));
+POOL_API POOL_ATTR_MALLOC POOL_ATTR_ALLOC_SIZE(2, 3) POOL_ATTR_NONNULL(1) void *
+SHIFTPOOL_INLINE_ENTRY_(calloc)(pool_t *pool, size_t nmemb, size_t size)
+    __attribute__((alias("pool_calloc")));
+POOL_API POOL_ATTR_NONNULL(1) void
+SHIFTPOOL_INLINE_ENTRY_(free)(pool_t *pool, void *ptr)
     __attribute__((alias("pool_free")));
 #endif
 
@@ -1015,7 +1012,7 @@ POOL_API size_t pool_trim(pool_t *pool)
 		return 0;
 	const char *outer = report_call_begin("pool_trim");
 	size_t bytes = pool->mode == POOL_PER_THREAD ? thread_trim(pool)
-	                                             : shared_trim(pool);
+	                                             : list_trim(pool);
 	report_call_end(outer);
 	if (pool->hooks & HOOK_TRACE)
 		trace_record(pool, TRACE_OP_TRIM, "bytes=%zu", bytes);
@@ -1065,4 +1062,9 @@ POOL_API size_t pool_usable_size(const pool_t *pool, const void *ptr)
 		return 0;
 	/* Reads only, but the report path takes the pool as the others. */
 	return usable_size_in((struct pool *)pool, ptr);
+}
+
+POOL_API const char *shiftpool_version(void)
+{
+	return SHIFTPOOL_VERSION_STRING;
 }

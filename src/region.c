@@ -73,7 +73,7 @@ static size_t side_size(int mode, size_t count, unsigned span_shift,
 	                  : offsetof(struct pool, allocated);
 	*tables_at = head;
 	if (mode != POOL_PER_THREAD) {
-		/* allocated[], released[], then held[] (shared.c). */
+		/* allocated[], released[], then held[] (list.c). */
 		size_t words =
 		    2 * ((count - 1) / 64 + 1) + (chunks - 1) / 64 + 1;
 		return words > (SIZE_MAX - head) / sizeof(uint64_t)
@@ -151,10 +151,10 @@ struct pool *region_pool_map(int flags, size_t block_count, unsigned shift,
 		pool->spans = (struct span *)tables;
 		pool->span_count = span_count;
 	} else {
-		pool->shared.released =
+		pool->list.released =
 		    (uint64_t *)tables + (block_count - 1) / 64 + 1;
-		pool->shared.held =
-		    pool->shared.released + (area / chunk - 1) / 64 + 1;
+		pool->list.held =
+		    pool->list.released + (area / chunk - 1) / 64 + 1;
 	}
 	return pool;
 }

@@ -29,8 +29,8 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "shared.h"
-#include "thread.h"
+#include "list.h"
+#include "span.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -232,7 +232,7 @@ static void fork_child(void)
 		for (size_t i = 0; i < c->used; i++)
 			if (c->slots[i].pool &&
 			    c->slots[i].pool->mode != POOL_PER_THREAD)
-				shared_fork_child(c->slots[i].pool);
+				list_fork_child(c->slots[i].pool);
 	fork_release();
 }
 

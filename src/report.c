@@ -218,8 +218,3 @@ POOL_API const char *pool_error_string(enum pool_error error)
 	}
 	return "unknown error";
 }
-
-POOL_API const char *shiftpool_version(void)
-{
-	return SHIFTPOOL_VERSION_STRING;
-}

@@ -1,11 +1,11 @@
 /*
  * Counters for people and machines: pool_stats() gathers each mode's
- * (shared.c, thread.c), pool_stats_print() formats them.
+ * (list.c, span.c), pool_stats_print() formats them.
  *
  * SPDX-License-Identifier: MIT
  */
-#include "shared.h"
-#include "thread.h"
+#include "list.h"
+#include "span.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -82,7 +82,7 @@ POOL_API int pool_stats(const pool_t *pool, pool_stats_t *out)
 	if (p->mode == POOL_PER_THREAD)
 		thread_stats(p, out);
 	else
-		shared_stats(p, out);
+		list_stats(p, out);
 	return 0;
 }
 

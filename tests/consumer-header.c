@@ -7,7 +7,12 @@
  *
  * SPDX-License-Identifier: MIT
  */
+/* With CONSUMER_INLINE_HEADER, the opt-in header of the inline paths. */
+#ifdef CONSUMER_INLINE_HEADER
+#include <shiftpool/inline.h>
+#else
 #include <shiftpool.h>
+#endif
 
 #include <stdio.h>
 

@@ -38,12 +38,16 @@ built() {
 	echo "$1: compiled clean and ran"
 }
 
-# Each also with SHIFTPOOL_INLINE: the header's inline fast paths.
-for std in c99 c11 c99-inline c11-inline; do
+# Each also with SHIFTPOOL_INLINE (the inline fast paths), and through
+# <shiftpool/inline.h> itself.
+for std in c99 c11 c99-inline c11-inline c11-inline-header; do
 	inline=
-	case $std in *-inline) inline=-DSHIFTPOOL_INLINE ;; esac
+	case $std in
+	*-inline) inline=-DSHIFTPOOL_INLINE ;;
+	*-inline-header) inline=-DCONSUMER_INLINE_HEADER ;;
+	esac
 	# shellcheck disable=SC2086 # the flags are word lists
-	$CC -std=${std%-inline} $strict $inline $CONSUMER_CFLAGS "$inc" \
+	$CC -std=${std%%-*} $strict $inline $CONSUMER_CFLAGS "$inc" \
 		-o "$tmp/$std" "$abs_top_srcdir/tests/consumer-header.c" \
 		-L"$lib" -lshiftpool || fail "the header as $std"
 	built $std

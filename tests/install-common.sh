@@ -35,7 +35,8 @@ install_into() {
 		cat "$tmp/install.log"
 		fail "make install DESTDIR=$1"
 	fi
-	for f in "$includedir/shiftpool.h" "$pkgconfigdir/shiftpool.pc"; do
+	for f in "$includedir/shiftpool.h" "$includedir/shiftpool/inline.h" \
+	    "$pkgconfigdir/shiftpool.pc"; do
 		[ -f "$1$f" ] || fail "make install did not install $f"
 	done
 }

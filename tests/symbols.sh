@@ -12,6 +12,7 @@ set -u
 NM=${NM:-nm}
 
 header=$abs_top_builddir/include/shiftpool.h
+inline_header=$abs_top_builddir/include/shiftpool/inline.h
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/shiftpool-symbols.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' 0
@@ -25,13 +26,13 @@ trap 'exit 99' 1 2 15
 # the first parenthesis of every declaration that is neither a typedef
 # nor static (the inline fast paths, which the library does not export).
 ${CC:-cc} -E -DSHIFTPOOL_NO_ATTRIBUTES -DSHIFTPOOL_INLINE -x c "$header" |
-	awk -v header="$header" '
+	awk -v header="$header" -v inline_header="$inline_header" '
 		/^# [0-9]+ "/ {
 			file = $3
 			gsub(/"/, "", file)
 			next
 		}
-		file == header { print }
+		file == header || file == inline_header { print }
 	' |
 	sed 's/extern "C"[ \t]*{//' | tr '\n' ' ' |
 	awk '

@@ -1,10 +1,10 @@
 /*
  * POOL_SINGLE and POOL_LOCKED: one free list for the whole pool (the
  * caller holds the lock in POOL_LOCKED mode).  The fast paths are inline
- * here; everything else is in shared.c.
+ * here; everything else is in list.c.
  *
  * Free blocks are linked through their first word (see struct
- * shared_list).  Blocks past `bump` have never been handed out, so
+ * list_list).  Blocks past `bump` have never been handed out, so
  * pool_init() builds no list (O(1), touches no page) and a block taken
  * from the bump is known to be zero.  One bit per block says whether it
  * is handed out; it turns a double free and a corrupted link into a
@@ -17,29 +17,29 @@
 
 #include "hooks.h"
 
-/* shared_pop() under Valgrind, where free blocks are inaccessible: the
+/* list_pop() under Valgrind, where free blocks are inaccessible: the
  * head's link opened for the pop when the head is a free block. */
-POOL_COLD void *shared_pop_opened(struct pool *pool);
+POOL_COLD void *list_pop_opened(struct pool *pool);
 
 /*
  * Takes the head of the free list: the fast path (the public header's
  * shiftpool_list_pop_(), which programs may inline too).  Returns NULL
  * when the list is empty or its head is not to be trusted (no block of
  * the region, or marked handed out); then nothing changed, and
- * shared_alloc_slow() tells which and reports.  Keeping the report out of
+ * list_alloc_slow() tells which and reports.  Keeping the report out of
  * here leaves the fast path no call to make but tail calls.
  */
-POOL_INLINE void *shared_pop(struct pool *pool, unsigned hooks)
+POOL_INLINE void *list_pop(struct pool *pool, unsigned hooks)
 {
 	if (unlikely(hooks & HOOK_VALGRIND))
-		return shared_pop_opened(pool);
+		return list_pop_opened(pool);
 	return shiftpool_list_pop_(fast_of(pool), pool->allocated,
 	                           pool->block_count);
 }
 
 /* Frees the block of that index.  Returns 0, or the pool_error found;
  * nothing is changed on error. */
-POOL_INLINE int shared_free(struct pool *pool, void *block, size_t index,
+POOL_INLINE int list_free(struct pool *pool, void *block, size_t index,
                             unsigned hooks)
 {
 	int error =
@@ -51,15 +51,15 @@ POOL_INLINE int shared_free(struct pool *pool, void *block, size_t index,
 
 /*
  * The bulk calls' loops (pool_malloc_bulk(), pool_free_bulk()): what
- * shared_pop() and shared_free() do, for up to n blocks.  Unhooked pools;
- * lock held in POOL_LOCKED mode.  shared_pop_many() returns how many it
- * took; shared_free_many() how many it freed before the first pointer it
+ * list_pop() and list_free() do, for up to n blocks.  Unhooked pools;
+ * lock held in POOL_LOCKED mode.  list_pop_many() returns how many it
+ * took; list_free_many() how many it freed before the first pointer it
  * left (outside the region, not handed out), for the caller to free the
  * slow way.
  */
-POOL_INLINE size_t shared_pop_many(struct pool *pool, size_t n, void **out)
+POOL_INLINE size_t list_pop_many(struct pool *pool, size_t n, void **out)
 {
-	struct shared_list *list = &pool->shared;
+	struct free_list *list = &pool->list;
 	const char *base = pool->base;
 	const unsigned shift = pool->block_shift;
 	const size_t count = pool->block_count;
@@ -92,10 +92,10 @@ POOL_INLINE size_t shared_pop_many(struct pool *pool, size_t n, void **out)
 	return got;
 }
 
-POOL_INLINE size_t shared_free_many(struct pool *pool, size_t n,
+POOL_INLINE size_t list_free_many(struct pool *pool, size_t n,
                                     void *const *ptrs)
 {
-	struct shared_list *list = &pool->shared;
+	struct free_list *list = &pool->list;
 	const char *base = pool->base;
 	const unsigned shift = pool->block_shift;
 	const size_t count = pool->block_count;
@@ -126,35 +126,35 @@ POOL_INLINE size_t shared_free_many(struct pool *pool, size_t n,
 }
 
 /*
- * pool_malloc/pool_calloc when shared_pop() found nothing: takes the lock
+ * pool_malloc/pool_calloc when list_pop() found nothing: takes the lock
  * in POOL_LOCKED mode, then the head of the list or a never-used block
  * (*fresh).  A corrupted list is dropped (its blocks are lost, never handed
  * out twice) and reported once the lock is released.  NULL when the pool
  * has no block left.
  */
-POOL_COLD void *shared_alloc_slow(struct pool *pool, bool *fresh,
+POOL_COLD void *list_alloc_slow(struct pool *pool, bool *fresh,
                                   unsigned hooks);
 /* Whether the block of that index is handed out now. */
-bool shared_block_is_live(struct pool *pool, size_t index);
+bool list_block_is_live(struct pool *pool, size_t index);
 /*
  * A failed pool_malloc_bulk() taking back what it took, uncounted: mark is
- * shared_mark() from before the batch (the never-used blocks it took above
+ * list_mark() from before the batch (the never-used blocks it took above
  * it become never used again, so the peak stays).  The pool's blocks of
  * out[0, n) go back; the others (the fallback's) are moved to the start of
  * out[], and their number returned, for the caller to free.
  */
-size_t shared_mark(struct pool *pool);
-size_t shared_take_back(struct pool *pool, void **out, size_t n, size_t mark);
+size_t list_mark(struct pool *pool);
+size_t list_take_back(struct pool *pool, void **out, size_t n, size_t mark);
 /* pool_trim(): gives back the chunks of the region that hold only free
  * blocks; returns the bytes.  Linear in the region, and the pool is held
- * for a bounded step at a time (shared.c). */
-size_t shared_trim(struct pool *pool);
+ * for a bounded step at a time (list.c). */
+size_t list_trim(struct pool *pool);
 /* fork(), in the child, lock held: a trim the child's thread was not
  * running is undone. */
-void shared_fork_child(struct pool *pool);
+void list_fork_child(struct pool *pool);
 /* The counters of pool_stats(); exact. */
-void shared_stats(struct pool *pool, pool_stats_t *out);
+void list_stats(struct pool *pool, pool_stats_t *out);
 /* Checks the list's invariant (internal.h) under --enable-debug. */
-void shared_check(struct pool *pool);
+void list_check(struct pool *pool);
 
 #endif /* SHIFTPOOL_SHARED_H */

@@ -1,71 +1,11 @@
 /*
- * POOL_SINGLE and POOL_LOCKED: the slow paths, the counters and the
- * invariant check of the shared free list (the fast paths are in
- * shared.h).
+ * POOL_SINGLE and POOL_LOCKED: the slow paths, pool_trim(), the counters
+ * and the invariant check of the free list in the blocks (the fast paths
+ * are in list.h; POOL_LOCKED's lock is in lock.c).
  *
  * SPDX-License-Identifier: MIT
  */
-#include "shared.h"
-
-/* ------------------------------------------------------------ lock */
-
-#include <sched.h>
-
-/*
- * A waiter backs off exponentially between looks at the lock, from
- * LOCK_BACKOFF_MIN pauses to LOCK_BACKOFF_MAX, and yields its core once it
- * has waited that long LOCK_YIELD_AFTER times.  Each look takes the lock's
- * cache line (and the list's, at the next acquisition) away from the thread
- * that holds it: under contention, waiters that look less let the holder run
- * many short sections with its lines in its own cache, where looking
- * after every pause made every section wait for the lines to come back.
- */
-#define LOCK_BACKOFF_MIN 8
-#define LOCK_BACKOFF_MAX 64
-#define LOCK_YIELD_AFTER 4
-
-static void pause_for(unsigned n)
-{
-	for (unsigned i = 0; i < n; i++) {
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#else
-		atomic_signal_fence(memory_order_seq_cst);
-#endif
-	}
-}
-
-void lock_give_way(void)
-{
-	pause_for(2 * LOCK_BACKOFF_MAX);
-	sched_yield();
-}
-
-void lock_wait(struct spin_lock *lock)
-{
-	unsigned backoff = LOCK_BACKOFF_MIN, at_max = 0;
-
-	atomic_fetch_add_explicit(&lock->waiting, 1, memory_order_relaxed);
-	for (;;) {
-		uint32_t expected = 0;
-		if (atomic_load_explicit(&lock->state, memory_order_relaxed) ==
-		        0 &&
-		    atomic_compare_exchange_weak_explicit(
-		        &lock->state, &expected, 1, memory_order_acquire,
-		        memory_order_relaxed)) {
-			atomic_fetch_sub_explicit(&lock->waiting, 1,
-			                          memory_order_relaxed);
-			return;
-		}
-		pause_for(backoff);
-		if (backoff < LOCK_BACKOFF_MAX) {
-			backoff *= 2;
-		} else if (++at_max == LOCK_YIELD_AFTER) {
-			at_max = 0;
-			sched_yield();
-		}
-	}
-}
+#include "list.h"
 
 /* ------------------------------------------------------------ trim's work */
 
@@ -99,9 +39,9 @@ static uint64_t trim_hold;
 
 /* ------------------------------------------------------------ helpers */
 
-void *shared_pop_opened(struct pool *pool)
+void *list_pop_opened(struct pool *pool)
 {
-	char *head = pool->shared.head;
+	char *head = pool->list.head;
 	size_t index = region_slot(pool, head);
 	bool open =
 	    index < pool->block_count && !bit_test(pool->allocated, index);
@@ -115,13 +55,13 @@ void *shared_pop_opened(struct pool *pool)
 	return block;
 }
 
-static void shared_lock(struct pool *pool)
+static void list_lock(struct pool *pool)
 {
 	if (pool->mode == POOL_LOCKED)
 		lock_acquire(&pool->lock);
 }
 
-static void shared_unlock(struct pool *pool)
+static void list_unlock(struct pool *pool)
 {
 	if (pool->mode == POOL_LOCKED)
 		lock_release(&pool->lock);
@@ -131,7 +71,7 @@ static void shared_unlock(struct pool *pool)
  * range.  Lock held; false when there is none. */
 static bool take_released_chunk(struct pool *pool)
 {
-	struct shared_list *list = &pool->shared;
+	struct free_list *list = &pool->list;
 	size_t words = (pool->chunk_count + 63) / 64;
 
 	if (list->released_blocks == 0)
@@ -229,8 +169,8 @@ static bool bits_all(const uint64_t *map, size_t first, size_t end, bool set,
 /* Puts a free block on the pool's list.  Lock held. */
 static void list_push(struct pool *pool, char *block)
 {
-	link_store(pool, block, (uintptr_t)pool->shared.head, pool->hooks);
-	pool->shared.head = block;
+	link_store(pool, block, (uintptr_t)pool->list.head, pool->hooks);
+	pool->list.head = block;
 }
 
 /*
@@ -242,7 +182,7 @@ static void list_push(struct pool *pool, char *block)
  */
 static char *sorting_take(struct pool *pool, void **corrupt)
 {
-	struct shared_list *list = &pool->shared;
+	struct free_list *list = &pool->list;
 	char *block = list->sorting;
 
 	if (block == NULL)
@@ -267,7 +207,7 @@ static char *sorting_take(struct pool *pool, void **corrupt)
 static bool chunk_may_go(struct pool *pool, size_t chunk,
                          struct trim_step *step)
 {
-	struct shared_list *list = &pool->shared;
+	struct free_list *list = &pool->list;
 	size_t first, end;
 
 	region_chunk_blocks(pool, chunk, &first, &end);
@@ -284,7 +224,7 @@ static bool chunk_may_go(struct pool *pool, size_t chunk,
 static void unhold(struct pool *pool, size_t first, size_t end,
                    struct trim_step *step)
 {
-	struct shared_list *list = &pool->shared;
+	struct free_list *list = &pool->list;
 
 	for (size_t i = first; i < end; i++) {
 		spend(step, 1);
@@ -300,7 +240,7 @@ static void unhold(struct pool *pool, size_t first, size_t end,
 static void give_back_chunks(struct pool *pool, size_t lo, size_t hi,
                              struct trim_step *step)
 {
-	struct shared_list *list = &pool->shared;
+	struct free_list *list = &pool->list;
 	size_t first, end;
 
 	spend(step, TRIM_CALL);
@@ -336,7 +276,7 @@ static void give_back_chunks(struct pool *pool, size_t lo, size_t hi,
  * held. */
 static bool trim_step(struct pool *pool, struct trim_step *step)
 {
-	struct shared_list *list = &pool->shared;
+	struct free_list *list = &pool->list;
 	size_t run_lo = 0, run_hi = 0, first, end;
 
 	step->spent = 0;
@@ -389,7 +329,7 @@ static bool trim_step(struct pool *pool, struct trim_step *step)
  * held_blocks is not 0. */
 static size_t held_take(struct pool *pool)
 {
-	struct shared_list *list = &pool->shared;
+	struct free_list *list = &pool->list;
 	size_t first, end;
 
 	region_chunk_blocks(pool, list->held_lo, &first, &end);
@@ -404,13 +344,13 @@ static size_t held_take(struct pool *pool)
 	}
 }
 
-/* After shared_pop() refused: drops a corrupted list (*corrupt names the
+/* After list_pop() refused: drops a corrupted list (*corrupt names the
  * block whose link was refused), then takes a block from the list a trim
  * sorts, else one known to be zero (*fresh): from a chunk pool_trim() gave
  * back, or a never-used one; else one a trim holds aside.  Lock held. */
 static void *take_rest(struct pool *pool, bool *fresh, void **corrupt)
 {
-	struct shared_list *list = &pool->shared;
+	struct free_list *list = &pool->list;
 	char *block;
 	size_t index;
 
@@ -447,41 +387,41 @@ static void *take_rest(struct pool *pool, bool *fresh, void **corrupt)
 static size_t handed_out(const struct pool *pool)
 {
 	size_t count = 0;
-	for (size_t w = 0; w < (pool->shared.bump + 63) / 64; w++)
+	for (size_t w = 0; w < (pool->list.bump + 63) / 64; w++)
 		count += (size_t)__builtin_popcountll(pool->allocated[w]);
 	return count;
 }
 
 /* ------------------------------------------------------------ internal API */
 
-void *shared_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
+void *list_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 {
 	void *corrupt = NULL;
 
-	shared_lock(pool);
-	void *block = shared_pop(pool, hooks);
+	list_lock(pool);
+	void *block = list_pop(pool, hooks);
 	*fresh = false;
 	if (block == NULL)
 		block = take_rest(pool, fresh, &corrupt);
-	shared_unlock(pool);
+	list_unlock(pool);
 	/* Never with the lock held: the handler may call the library. */
 	if (corrupt != NULL)
 		report_corrupted(pool, corrupt);
 	return block;
 }
 
-size_t shared_trim(struct pool *pool)
+size_t list_trim(struct pool *pool)
 {
-	struct shared_list *list = &pool->shared;
+	struct free_list *list = &pool->list;
 	struct trim_step step = {0};
 
 	if (pool->flags & POOL_LOCK_MEMORY)
 		return 0;
-	shared_lock(pool);
+	list_lock(pool);
 	if (list->trimming) {
 		/* Another thread trims the pool: it gives back what this
 		 * call would. */
-		shared_unlock(pool);
+		list_unlock(pool);
 		return 0;
 	}
 	list->trimming = true;
@@ -497,11 +437,11 @@ size_t shared_trim(struct pool *pool)
 		/* A trim is long and rare: between its steps the threads
 		 * that wait for the lock (backing off) have it. */
 		if (pool->mode == POOL_LOCKED) {
-			shared_unlock(pool);
+			list_unlock(pool);
 			if (lock_wanted(&pool->lock))
 				lock_give_way();
 			TRIM_BETWEEN(pool);
-			shared_lock(pool);
+			list_lock(pool);
 		} else {
 			TRIM_BETWEEN(pool);
 		}
@@ -509,8 +449,8 @@ size_t shared_trim(struct pool *pool)
 	}
 	TRIM_HOLD_END();
 	list->trimming = false;
-	shared_check(pool);
-	shared_unlock(pool);
+	list_check(pool);
+	list_unlock(pool);
 	/* A program may trim in a loop: the lock goes to the waiters in
 	 * between. */
 	if (pool->mode == POOL_LOCKED && lock_wanted(&pool->lock))
@@ -520,9 +460,9 @@ size_t shared_trim(struct pool *pool)
 	return step.bytes;
 }
 
-void shared_fork_child(struct pool *pool)
+void list_fork_child(struct pool *pool)
 {
-	struct shared_list *list = &pool->shared;
+	struct free_list *list = &pool->list;
 	struct trim_step step = {0};
 	char *block;
 	size_t first, end;
@@ -542,21 +482,21 @@ void shared_fork_child(struct pool *pool)
 	list->trimming = false;
 }
 
-size_t shared_mark(struct pool *pool)
+size_t list_mark(struct pool *pool)
 {
-	shared_lock(pool);
-	size_t bump = pool->shared.bump;
-	shared_unlock(pool);
+	list_lock(pool);
+	size_t bump = pool->list.bump;
+	list_unlock(pool);
 	return bump;
 }
 
-size_t shared_take_back(struct pool *pool, void **out, size_t n, size_t mark)
+size_t list_take_back(struct pool *pool, void **out, size_t n, size_t mark)
 {
-	struct shared_list *list = &pool->shared;
+	struct free_list *list = &pool->list;
 	unsigned hooks = pool->hooks;
 	size_t left = 0;
 
-	shared_lock(pool);
+	list_lock(pool);
 	/* Last taken first: the never-used blocks the batch took from the
 	 * top of bump are at the top still (unless another thread took
 	 * more meanwhile), and the list gets back its order. */
@@ -585,31 +525,31 @@ size_t shared_take_back(struct pool *pool, void **out, size_t n, size_t mark)
 		list->head = block;
 		hooks_block_in(pool, block, hooks);
 	}
-	shared_check(pool);
-	shared_unlock(pool);
+	list_check(pool);
+	list_unlock(pool);
 	memmove(out, out + n - left, left * sizeof *out);
 	return left;
 }
 
-bool shared_block_is_live(struct pool *pool, size_t index)
+bool list_block_is_live(struct pool *pool, size_t index)
 {
-	shared_lock(pool);
+	list_lock(pool);
 	bool live = bit_test(pool->allocated, index);
-	shared_unlock(pool);
+	list_unlock(pool);
 	return live;
 }
 
-void shared_stats(struct pool *pool, pool_stats_t *out)
+void list_stats(struct pool *pool, pool_stats_t *out)
 {
-	shared_lock(pool);
-	shared_check(pool);
-	out->allocs = pool->shared.allocs;
+	list_lock(pool);
+	list_check(pool);
+	out->allocs = pool->list.allocs;
 	out->in_use = handed_out(pool);
-	out->frees = pool->shared.allocs - out->in_use;
+	out->frees = pool->list.allocs - out->in_use;
 	/* The free list is used before the bump, so in_use reaches a new
 	 * high only when it equals bump: the peak is exactly bump. */
-	out->peak_in_use = pool->shared.bump;
-	shared_unlock(pool);
+	out->peak_in_use = pool->list.bump;
+	list_unlock(pool);
 	out->fallback_allocs =
 	    atomic_load_explicit(&pool->fallback_allocs, memory_order_relaxed);
 	out->fallback_frees =
@@ -622,7 +562,7 @@ void shared_stats(struct pool *pool, pool_stats_t *out)
  * lists). */
 static size_t listed(struct pool *pool, char *block)
 {
-	struct shared_list *list = &pool->shared;
+	struct free_list *list = &pool->list;
 	size_t count = 0, index;
 
 	for (; (index = region_slot(pool, block)) < list->bump;
@@ -635,9 +575,9 @@ static size_t listed(struct pool *pool, char *block)
 	return block == NULL ? count : SIZE_MAX;
 }
 
-void shared_check(struct pool *pool)
+void list_check(struct pool *pool)
 {
-	struct shared_list *list = &pool->shared;
+	struct free_list *list = &pool->list;
 	size_t on_list = listed(pool, list->head);
 	size_t sorting = listed(pool, list->sorting);
 	size_t held = 0;
@@ -658,7 +598,7 @@ void shared_check(struct pool *pool)
 	assert(handed_out(pool) <= list->allocs);
 }
 #else
-void shared_check(struct pool *pool)
+void list_check(struct pool *pool)
 {
 	(void)pool;
 }

@@ -1,6 +1,6 @@
 /*
  * POOL_PER_THREAD: the pieces of the fast paths, inline.  The design, the
- * slow paths and everything else are in thread.c; read its header comment
+ * slow paths and everything else are in span.c; read its header comment
  * first.
  *
  * SPDX-License-Identifier: MIT
@@ -126,7 +126,7 @@ POOL_INLINE int thread_push(struct pool *pool, void *block, unsigned hooks)
 	return error;
 }
 
-/* ------------------------------------------------------------ thread.c */
+/* ------------------------------------------------------------ span.c */
 
 /*
  * The bulk calls' loops: what thread_pop() and thread_push() do, for up
@@ -216,7 +216,8 @@ void thread_pool_destroy(struct pool *pool);
 void thread_count_fallback(struct pool *pool, bool is_free);
 /* The counters of pool_stats(); exact when no thread is inside a call. */
 void thread_stats(struct pool *pool, pool_stats_t *out);
-/* fork(): take and give back the registry lock (registry.c). */
+/* fork(): take and give back caches_lock, which guards the thread caches
+ * of every POOL_PER_THREAD pool (span.c). */
 void thread_fork_prepare(void);
 void thread_fork_release(void);
 

@@ -149,7 +149,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "thread.h"
+#include "span.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -171,7 +171,7 @@ static __thread struct thread_cache *thread_caches
 /* Guards every pool's cache list, the caches' pool pointers and the
  * pools' retired counters, so thread exit, pool_stats() and
  * pool_destroy() can meet safely. */
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static int exit_key_error;
@@ -735,7 +735,7 @@ static void cache_release_all(struct pool *pool, struct thread_cache *tc)
 	tc->empty = 0;
 }
 
-/* Called with registry_lock held, for a cache whose pool is alive and
+/* Called with caches_lock held, for a cache whose pool is alive and
  * whose active span is written back. */
 static void cache_retire(struct thread_cache *tc)
 {
@@ -754,7 +754,7 @@ static void cache_retire(struct thread_cache *tc)
 static void thread_exit(void *value)
 {
 	(void)value;
-	pthread_mutex_lock(&registry_lock);
+	pthread_mutex_lock(&caches_lock);
 	hint_write_back_all();
 	struct thread_cache *tc = thread_caches;
 	while (tc) {
@@ -765,7 +765,7 @@ static void thread_exit(void *value)
 		tc = next;
 	}
 	thread_caches = NULL;
-	pthread_mutex_unlock(&registry_lock);
+	pthread_mutex_unlock(&caches_lock);
 }
 
 static void exit_key_create(void)
@@ -811,7 +811,7 @@ static struct thread_cache *cache_lookup(struct pool *pool)
 	tc->pool_id = pool->id;
 
 	hint_write_back_all();
-	pthread_mutex_lock(&registry_lock);
+	pthread_mutex_lock(&caches_lock);
 	prune_orphans();
 	tc->pool_next = pool->caches;
 	if (pool->caches)
@@ -819,7 +819,7 @@ static struct thread_cache *cache_lookup(struct pool *pool)
 	pool->caches = tc;
 	tc->thread_next = thread_caches;
 	thread_caches = tc;
-	pthread_mutex_unlock(&registry_lock);
+	pthread_mutex_unlock(&caches_lock);
 
 	/* Any non-NULL value makes the destructor run at thread exit. */
 	pthread_setspecific(exit_key, tc);
@@ -1149,12 +1149,12 @@ bool thread_block_is_live(struct pool *pool, size_t index)
 
 void thread_fork_prepare(void)
 {
-	pthread_mutex_lock(&registry_lock);
+	pthread_mutex_lock(&caches_lock);
 }
 
 void thread_fork_release(void)
 {
-	pthread_mutex_unlock(&registry_lock);
+	pthread_mutex_unlock(&caches_lock);
 }
 
 int thread_pool_init(struct pool *pool)
@@ -1184,14 +1184,14 @@ void thread_pool_destroy(struct pool *pool)
 		hint->cache = NULL;
 		hint_clear_span(hint);
 	}
-	pthread_mutex_lock(&registry_lock);
+	pthread_mutex_lock(&caches_lock);
 	/* Caches of other threads become orphans: their threads free them
 	 * at exit or at their next lookup, without touching the pool. */
 	for (struct thread_cache *tc = pool->caches; tc; tc = tc->pool_next)
 		tc->pool = NULL;
 	pool->caches = NULL;
 	prune_orphans();
-	pthread_mutex_unlock(&registry_lock);
+	pthread_mutex_unlock(&caches_lock);
 }
 
 void thread_count_fallback(struct pool *pool, bool is_free)
@@ -1215,7 +1215,7 @@ void thread_stats(struct pool *pool, pool_stats_t *out)
 	/* The retired counters are read under the lock that folds an exiting
 	 * thread's counters into them: read outside it, a thread that exits
 	 * between the two reads would be counted twice, or not at all. */
-	pthread_mutex_lock(&registry_lock);
+	pthread_mutex_lock(&caches_lock);
 	for (int i = 0; i < COUNT_KINDS; i++)
 		sums[i] = atomic_load_explicit(&pool->retired.counters[i],
 		                               memory_order_relaxed);
@@ -1223,7 +1223,7 @@ void thread_stats(struct pool *pool, pool_stats_t *out)
 		for (int i = 0; i < COUNT_KINDS; i++)
 			sums[i] += atomic_load_explicit(&tc->counts.counters[i],
 			                                memory_order_relaxed);
-	pthread_mutex_unlock(&registry_lock);
+	pthread_mutex_unlock(&caches_lock);
 
 	/* The blocks handed out are the out bits no claim cancels; the peak
 	 * is bounded by the blocks ever touched, as a true peak would need a
