@@ -70,6 +70,7 @@ int main(int argc, char **argv)
 	srunner_add_suite(sr, bulk_suite());
 	srunner_add_suite(sr, set_suite());
 	srunner_add_suite(sr, dropin_suite());
+	srunner_add_suite(sr, fallback_suite());
 	srunner_add_suite(sr, spans_suite());
 
 	/* NULL names fall back to CK_RUN_SUITE / CK_RUN_CASE. */

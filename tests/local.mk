@@ -87,6 +87,9 @@ TESTS += %reldir%/check_shiftpool
 	%reldir%/check_bulk.c \
 	%reldir%/check_set.c \
 	%reldir%/check_dropin.c \
+	%reldir%/check_fallback.c \
+	%reldir%/dropin.h \
+	%reldir%/dropin-util.c \
 	%reldir%/check_spans.c
 %canon_reldir%_check_shiftpool_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 %canon_reldir%_check_shiftpool_LDADD = src/libshiftpool.la $(CHECK_LIBS)

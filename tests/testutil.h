@@ -56,6 +56,7 @@ Suite *memory_suite(void);
 Suite *bulk_suite(void);
 Suite *set_suite(void);
 Suite *dropin_suite(void);
+Suite *fallback_suite(void);
 Suite *spans_suite(void);
 
 /* Whether the test runs under Valgrind (which keeps memory of its own
