@@ -9,8 +9,9 @@
  *
  *   set.c      pool sets: classes are pools placed in one reservation
  *              (their allocations are dispatched in pool.c)
- *   pool.c     public entry points: argument checks, dispatch, fallback,
- *              bulk calls
+ *   create.c   pool_init(), pool_destroy(): arguments, geometry, mapping
+ *   pool.c     public entry points: dispatch, fallback, realloc, bulk
+ *              calls
  *   stats.c    pool_stats(), pool_stats_print()
  *   registry.c the live pools: another pool's pointer, and fork()
  *   fallback.c the allocator behind a pool (the C library's by default)
@@ -850,7 +851,7 @@ int stats_write(FILE *stream, const pool_stats_t *st, int format,
  * (written out now, so that a full device is the call's error). */
 int stats_flush(FILE *stream, bool failed);
 
-/* ------------------------------------------------------------ pool.c */
+/* ------------------------------------------------------------ create.c */
 
 /* A pool for a class of set (with the set's flags), its region placed
  * in slice (see region_place()); its init record names the set.  NULL
@@ -858,20 +859,26 @@ int stats_flush(FILE *stream, bool failed);
 struct pool *class_create(const struct pool_set *set, size_t block_size,
                           const pool_fallback_t *fallback, char *slice,
                           size_t slice_size);
-/* pool_realloc() of ptr of pool, into the pool to that serves size (pool
- * itself, or the class of pool's set that fits size). */
-void *realloc_call(struct pool *pool, struct pool *to, void *ptr, size_t size);
 /* Whether pool_init_with()'s arguments are valid. */
 bool arguments_valid(size_t block_size, size_t block_count, int flags,
                      const pool_fallback_t *fallback);
+/* A new pool or set number, for the trace. */
+uint64_t serial_next(void);
+
+/* ------------------------------------------------------------ pool.c */
+
+/* Chooses the entry points that serve a new pool, by its mode and hooks. */
+void dispatch_choose(struct pool *pool);
+
+/* pool_realloc() of ptr of pool, into the pool to that serves size (pool
+ * itself, or the class of pool's set that fits size). */
+void *realloc_call(struct pool *pool, struct pool *to, void *ptr, size_t size);
 /* strdup() of s (len bytes with its terminator) into pool. */
 char *strdup_into(struct pool *pool, const char *s, size_t len);
 /* pool_usable_size() of a pool or of a class of a set. */
 size_t usable_size_in(struct pool *pool, const void *ptr);
 /* Whether the block of that index is handed out now. */
 bool block_is_live(struct pool *pool, size_t index);
-/* A new pool or set number, for the trace. */
-uint64_t serial_next(void);
 
 /* ------------------------------------------------------------ fallback.c */
 
