@@ -199,6 +199,22 @@ shown() {
 	*) echo "$1" ;;
 	esac
 }
+# The programs run elsewhere: a relative LD_PRELOAD would be ignored by
+# the dynamic linker, and its rows would be glibc's.
+case $lib in /*) ;; *) lib=$PWD/$lib ;; esac
+# The library must really serve: a program run under it, with its
+# statistics to a file, must show allocations served by the set.
+if [ -f "$lib" ]; then
+	check=$(mktemp)
+	LD_PRELOAD=$lib SHIFTPOOL_MALLOC=stats=$check ls / >/dev/null
+	if ! grep -q "allocs: [1-9]" "$check"; then
+		echo "mimalloc-bench.sh: $lib served nothing under LD_PRELOAD" >&2
+		cat "$check" >&2
+		rm -f "$check"
+		exit 1
+	fi
+	rm -f "$check"
+fi
 for mode in per-thread locked single; do
 	preload[shiftpool-$mode]=$lib
 	setting[shiftpool-$mode]=mode=$mode
