@@ -398,6 +398,8 @@ _Static_assert(offsetof(struct span, remote) == POOL_CACHE_LINE,
 enum thread_counter {
 	COUNT_FALLBACK_ALLOCS,
 	COUNT_FALLBACK_FREES,
+	/* blocks a failed pool_malloc_bulk() took and freed again */
+	COUNT_TAKEN_BACK,
 	COUNT_KINDS
 };
 

@@ -691,11 +691,16 @@ POOL_API size_t pool_malloc_bulk(pool_t *pool, size_t size, size_t n,
 	if (got < n) {
 		/* All or nothing: what was taken goes back, and what failed
 		 * is not counted (the fallback's are freed). */
+		size_t blocks = 0;
 		if (pool->mode != POOL_PER_THREAD)
 			got = list_take_back(pool, out, got, mark);
-		for (size_t i = 0; i < got; i++)
+		for (size_t i = 0; i < got; i++) {
+			blocks += region_contains(pool, out[i]);
 			free_dispatch(pool, "pool_malloc_bulk", out[i],
 			              UNTRACED);
+		}
+		if (pool->mode == POOL_PER_THREAD)
+			thread_uncount(pool, blocks);
 		got = 0;
 	}
 	if (pool->hooks & HOOK_TRACE)

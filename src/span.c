@@ -1056,6 +1056,16 @@ int thread_free_slow(struct pool *pool, void *block, size_t index,
 
 /* ------------------------------------------------------------ internal API */
 
+/* A failed pool_malloc_bulk() took n blocks and freed them again: they
+ * are counted no more.  The thread's own counter, which thread_stats()
+ * takes off the spans' counts of allocations. */
+void thread_uncount(struct pool *pool, size_t n)
+{
+	struct thread_cache *tc = cache_get(pool);
+	if (tc != NULL && n != 0)
+		owned_add(&tc->counts.counters[COUNT_TAKEN_BACK], n);
+}
+
 /* Whether a span the caller holds has no block handed out, none claimed
  * and none parked, and blocks touched: its pages may be given back. */
 static bool span_is_idle(struct span *span)
@@ -1260,6 +1270,11 @@ void thread_stats(struct pool *pool, pool_stats_t *out)
 		;
 	if (before > frees)
 		frees = before < allocs ? before : allocs;
+	/* Blocks a failed pool_malloc_bulk() took back were never handed out
+	 * to the caller: neither allocated nor freed. */
+	uint64_t taken_back = sums[COUNT_TAKEN_BACK];
+	allocs -= taken_back < allocs ? taken_back : allocs;
+	frees -= taken_back < frees ? taken_back : frees;
 	out->allocs = allocs;
 	out->frees = frees;
 	out->in_use = (size_t)(allocs - frees);

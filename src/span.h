@@ -206,6 +206,9 @@ POOL_NOINLINE int thread_free_slow(struct pool *pool, void *block, size_t index,
                                    unsigned hooks);
 /* Whether the block of that index is handed out now. */
 bool thread_block_is_live(struct pool *pool, size_t index);
+/* A failed pool_malloc_bulk() took n blocks and freed them again: they
+ * are counted no more. */
+void thread_uncount(struct pool *pool, size_t n);
 /* pool_trim(): gives back the pages of the spans nobody holds and whose
  * blocks are all free; returns the bytes. */
 size_t thread_trim(struct pool *pool);
