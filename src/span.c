@@ -28,10 +28,11 @@
  *    list and the head of the partial list becomes the active span (O(1)).
  *    The partial list is a FIFO, so the span taken is the one that had the
  *    longest to gather frees.  When that span is thin (few free blocks: it
- *    would serve few allocations before the next switch), a span from the
- *    pool comes first, if the pool has one at hand: the thread's spare
- *    capacity then grows until switches are rare (about 1/32 of its live
- *    blocks when frees land evenly), and never stops an allocation.
+ *    would serve few allocations before the next switch), a span given
+ *    back to the pool comes first, if the available stack has one: never
+ *    a span never used, which would grow the memory the thread touches
+ *    without bound while frees trickle in (a producer whose blocks
+ *    another thread frees, a live set that shrinks and grows).
  *    When the partial list is empty, the full list is swept once: a span
  *    with remote frees is drained and goes on the partial list, the others
  *    are sealed (point 5).  Only then does the thread take a span from the
@@ -917,8 +918,6 @@ void *thread_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 			 * meanwhile (point 4 of the design). */
 			thin = true;
 			struct span *more = available_pop(pool);
-			if (more == NULL)
-				more = fresh_span(pool);
 			if (more != NULL) {
 				block = cache_use(pool, tc, more, fresh);
 				if (block != NULL)
