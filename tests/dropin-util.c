@@ -11,6 +11,10 @@
 
 #include "dropin.h"
 
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+#include <valgrind/memcheck.h>
+#endif
+
 /* ------------------------------------------------------------ helpers */
 
 pool_set_t *new_set(size_t per_class, int flags)
@@ -72,14 +76,18 @@ void *opaque(void *p)
 	return p;
 }
 
-/* Writes to memory the pool may have poisoned for ASan (a free block):
- * the test plays a buggy program here. */
+/* Writes to memory the pool may have poisoned for ASan, or described to
+ * Valgrind as freed (a free block): the test plays a buggy program here,
+ * and tells the tools so, which then watch the pool find the damage. */
 #ifdef SHIFTPOOL_ASAN
 __attribute__((no_sanitize_address))
 #endif
 __attribute__((noinline)) void
 raw_write(void *p, size_t len, unsigned char value)
 {
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+	VALGRIND_MAKE_MEM_UNDEFINED(p, len);
+#endif
 	for (size_t i = 0; i < len; i++)
 		((volatile unsigned char *)p)[i] = value;
 }
