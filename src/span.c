@@ -315,7 +315,10 @@ static size_t span_list_length(struct pool *pool, struct span *span,
 {
 	size_t n = 0;
 	uint64_t rel;
-	for (; (rel = span_rel(pool, span, block)) < span->capacity;
+	/* NULL ends the list; span_rel() of NULL is out of range too, but
+	 * saying so here lets the analyzers see it. */
+	for (; block != NULL &&
+	       (rel = span_rel(pool, span, block)) < span->capacity;
 	     block = span_list_next(pool, block)) {
 		if (n >= span->capacity || span_out(span, rel))
 			return SIZE_MAX;
