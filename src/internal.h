@@ -43,6 +43,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 /*
  * The fast paths' code is in the public header (shiftpool.h, the part for
@@ -705,8 +706,12 @@ struct pool *region_pool_map(int flags, size_t block_count, unsigned shift,
 /* Reserves the region, between guard pages, populated or locked as the
  * flags ask; 0 or errno. */
 int region_reserve(struct pool *pool);
-/* The system's page size. */
-size_t region_page_size(void);
+/* The page size (4096 where the system does not say). */
+POOL_INLINE size_t region_page_size(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	return page > 0 ? (size_t)page : 4096;
+}
 /* The region of a class of a pool set: the blocks end one page before the
  * end of [slice, slice + size), reserved by the set, whose last page stays
  * the guard; 0 or errno. */

@@ -24,12 +24,6 @@
 
 /* ------------------------------------------------------------ helpers */
 
-size_t region_page_size(void)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	return page > 0 ? (size_t)page : 4096;
-}
-
 /* Rounds n up to a multiple of align (a power of two); 0 on overflow. */
 static size_t round_up(size_t n, size_t align)
 {
