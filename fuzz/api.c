@@ -373,8 +373,8 @@ static void op_strdup(struct model *m, struct input *in)
 }
 
 /* Frees a live pointer through its pool, or a fallback one through the
- * other pool (pool_free() hands any pointer outside its region to
- * free()). */
+ * other pool when that one has a fallback (pool_free() hands a pointer
+ * outside its region to its fallback). */
 static void op_free(struct model *m, struct input *in)
 {
 	uint8_t which = next_byte(in), how = next_byte(in);
@@ -390,7 +390,10 @@ static void op_free(struct model *m, struct input *in)
 	size_t i = which % m->live_count;
 	struct live *l = &m->live[i];
 	struct tested *t = &m->pools[l->pool];
-	if (!l->in_pool && (how & 8))
+	/* Through the other pool only where it has a fallback: under
+	 * POOL_NO_FALLBACK a pointer from outside is misuse. */
+	if (!l->in_pool && (how & 8) &&
+	    !no_fallback(pool_of(m, (uint8_t)(l->pool + 1))))
 		t = pool_of(m, (uint8_t)(l->pool + 1));
 	check_contents(l);
 	pool_free(t->pool, l->ptr);
