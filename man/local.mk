@@ -52,9 +52,9 @@ MAN_SECTION3 = \
 	%reldir%/man3/pool_get_error_handler.3 \
 	%reldir%/man3/shiftpool_version.3 \
 	%reldir%/man3/shiftpool_inline.3 \
-	%reldir%/man3/shiftpool_inline_malloc_2.3 \
-	%reldir%/man3/shiftpool_inline_calloc_2.3 \
-	%reldir%/man3/shiftpool_inline_free_2.3
+	%reldir%/man3/shiftpool_inline_malloc_3.3 \
+	%reldir%/man3/shiftpool_inline_calloc_3.3 \
+	%reldir%/man3/shiftpool_inline_free_3.3
 
 MAN_SECTION7 = %reldir%/man7/shiftpool.7 %reldir%/man7/shiftpool-malloc.7
 

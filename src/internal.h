@@ -342,8 +342,11 @@ POOL_INLINE void owned_increment(_Atomic uint64_t *counter)
  * available stack, and by the owner's slow path.
  *
  * Invariants (span_check()), for blocks below bump: a block is either
- * handed out (its out bit set), or on the local list, or parked, exactly
- * once; used is the number of out bits set; a block on the remote list is
+ * handed out (its out bit set), or on the local list, or parked, or on
+ * its owner's stack, exactly once; stacked is the number of those on the
+ * stack, and used the number of out bits set plus stacked (a block on the
+ * stack is neither on a list of the span nor handed out); a block on the
+ * remote list is
  * handed out by out[] and claimed.  A claimed block is never handed out
  * again until the drain has seen its remote free: the owner parks it
  * instead.
@@ -362,9 +365,12 @@ struct span {
 	char *last;
 	/* 1: handed out */
 	_Atomic uint64_t out[SPAN_WORDS];
-	/* blocks handed out by out[]: a free that makes it 0 tells the owner
-	 * that the span is wholly free */
-	uint32_t used;
+	/* Blocks handed out by out[], and blocks on the owner's stack: a
+	 * free that leaves it equal to stacked tells the owner that nothing
+	 * of the span is handed out. */
+	uint16_t used;
+	/* blocks of the span on its owner's stack (point 14 of span.c) */
+	uint16_t stacked;
 	/* free blocks a remote free still claims: the first one's rel + 1 */
 	uint32_t parked;
 
@@ -420,6 +426,26 @@ struct span_list {
 };
 
 /*
+ * A thread's stack of free blocks for one POOL_PER_THREAD pool (point 14
+ * of span.c's design): blocks the thread freed into spans its cache owns,
+ * linked through word 0 as the spans' local lists are, newest first.
+ * Their out bits are clear; their spans count them in used and in
+ * stacked.
+ * While the thread's hint holds the pool the hint's copy is the one that
+ * counts, as for the active span.
+ */
+struct thread_stack {
+	char *head;
+	/* The block whose link gave head: the one to report when head is
+	 * refused. */
+	char *last;
+	uint32_t count;
+	/* Blocks the stack holds at most (the pool's stack_limit while the
+	 * hint holds the pool, else 0, which makes the fast path refuse). */
+	uint32_t limit;
+};
+
+/*
  * A thread's cache for one POOL_PER_THREAD pool.  Created on the thread's
  * first call on the pool; freed at thread exit or by pool_destroy() when
  * the destroying thread owns it.  Invariant: the spans whose owner is this
@@ -438,6 +464,7 @@ struct thread_cache {
 	struct span_list partial;
 	struct span_list full; /* owned spans found with no free block */
 	uint32_t empty;        /* spans of the partial list with none out */
+	struct thread_stack stack;
 	struct thread_counters counts;
 	struct thread_cache *thread_next;           /* this thread's caches */
 	struct thread_cache *pool_next, *pool_prev; /* the pool's caches */
@@ -540,6 +567,8 @@ struct pool {
 	/* POOL_PER_THREAD */
 	struct span *spans; /* after allocated[], cache-line aligned */
 	size_t span_count;
+	/* The most blocks a thread's stack holds (span.c, point 14). */
+	uint32_t stack_limit;
 	/* stack of spans: top index + 1 | tag << 32 */
 	_Atomic uint64_t available;
 	/* spans [fresh_spans, span_count) untouched */

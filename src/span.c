@@ -22,8 +22,9 @@
  *    partial list (no atomic operation), and a span other than the active
  *    one that the free leaves wholly free is kept, or given back (point 6).
  *
- * 4. Allocation takes the head of the active span's local list, then its
- *    never-used tail (the bump).  When the active span has neither, its
+ * 4. Allocation takes the head of the thread's stack (point 14), then the
+ *    head of the active span's local list, then its never-used tail (the
+ *    bump).  When the active span has neither, its
  *    remote frees are drained; when that finds nothing, it goes on the full
  *    list and the head of the partial list becomes the active span (O(1)).
  *    The partial list is a FIFO, so the span taken is the one that had the
@@ -148,6 +149,34 @@
  *    which synchronises), so the bit it reads is current unless the program
  *    races with itself, and then the claim protocol decides.
  *
+ * 14. The thread's stack.  Without it, frees in random order over many
+ * live blocks land one here, one there, in spans the thread has moved
+ * past, and every allocation after them switches span to find the block a
+ * free just gave back: with a pool sized to its live blocks, a switch per
+ * allocation.  So a local free goes on a stack of the thread's, whatever
+ * span the block is in, and allocation takes it from there first (LIFO:
+ * the block is likely still in cache), as a thread cache or a magazine
+ * would.  Unlike those, a block on the stack keeps the span's protocol:
+ *  - its out bit is cleared when it goes on the stack and set when it
+ *    leaves, by the owner, as for any local free and allocation: a double
+ *    free of a stacked block is reported, and a remote free racing with
+ *    the owner's free is caught by the claim bits as in point 8 (a head
+ *    that a claim holds is refused; the stack then goes back to its spans,
+ *    whose pops park it, point 9);
+ *  - only spans the cache owns have blocks on its stack, and a span is
+ *    given up only when none of its blocks is on it: the sweep of the
+ *    full list (point 4) empties the stack first, a span the free leaves
+ *    with nothing handed out takes its blocks back (a walk of the stack,
+ *    once per span so emptied), and thread exit empties it before the
+ *    spans are given up;
+ *  - the span counts them in used and in stacked, so its lists and
+ *    counters stay exact (the span invariant of internal.h counts them).
+ * The stack holds at most pool->stack_limit blocks (about 64 KiB of them,
+ * and a sixteenth of the pool at most), so what a thread keeps aside from
+ * other threads stays small: a full stack gives half back to the spans.
+ * The stack lives in the hint, like the active span, and is written back
+ * to the cache when the hint moves to another pool.
+ *
  * SPDX-License-Identifier: MIT
  */
 #include "span.h"
@@ -237,7 +266,16 @@ void *thread_pop_opened(struct pool *pool)
 	struct thread_hint *hint = hint_of(pool);
 	char *head = NULL;
 
-	if (hint->pool_id == pool->id) {
+	if (hint->pool_id == pool->id && hint->stack.head != NULL) {
+		size_t index = region_slot(pool, hint->stack.head);
+		if (index < pool->block_count) {
+			struct span *span =
+			    &pool->spans[index >> pool->span_shift];
+			uint64_t rel = index & (((size_t)1 << pool->span_shift) - 1);
+			if (!span_out(span, rel) && !span_claimed(span, rel))
+				head = hint->stack.head;
+		}
+	} else if (hint->pool_id == pool->id) {
 		struct span *span = hint->span;
 		uint64_t rel = hint_rel(pool, span->local);
 		if (rel < hint->capacity && !span_out(span, rel) &&
@@ -328,8 +366,9 @@ static size_t span_list_length(struct pool *pool, struct span *span,
 }
 
 /* The span invariant of internal.h, for a span the caller holds: every
- * block below bump is handed out, or on the local list, or parked, once;
- * used counts the out bits. */
+ * block below bump is handed out, or on the local list, or parked, or on
+ * its owner's stack, once; used counts the out bits and the blocks on the
+ * stack. */
 static void span_check(struct pool *pool, struct span *span)
 {
 	uint32_t bump = atomic_load_explicit(&span->bump, memory_order_relaxed);
@@ -342,12 +381,19 @@ static void span_check(struct pool *pool, struct span *span)
 		assert(rel < bump || !span_out(span, rel));
 		out += span_out(span, rel);
 	}
-	assert(out == span->used);
+	assert(out + span->stacked == span->used);
 	if (local != SIZE_MAX && parked != SIZE_MAX)
-		assert(local + parked + out == bump);
+		assert(local + parked + span->used == bump);
+}
+
+/* A span given up has no block on its owner's stack. */
+static void span_check_unstacked(struct span *span)
+{
+	assert(span->stacked == 0);
 }
 #else
-#define span_check(pool, span) ((void)0)
+#define span_check(pool, span)     ((void)0)
+#define span_check_unstacked(span) ((void)0)
 #endif
 
 /* ------------------------------------------------------------ spans */
@@ -497,6 +543,7 @@ static bool span_has_free(const struct span *span)
 static void span_release(struct pool *pool, struct span *span)
 {
 	span_check(pool, span);
+	span_check_unstacked(span);
 	span_set_owner(span, 0);
 	if (!span_has_free(span) && span->parked == 0) {
 		uint64_t expected = 0;
@@ -680,6 +727,133 @@ static void cache_sweep_full(struct pool *pool, struct thread_cache *tc)
 	}
 }
 
+/* ------------------------------------------------------------ the stack */
+
+/*
+ * A free block of a span the cache owns goes back on the span's local
+ * list: a block off the thread's stack (its out bit is clear already), or
+ * one a slow-path local free just cleared.  used stops counting it.  The
+ * span leaves the full list, and one that is now wholly free is kept, or
+ * given back to the pool (points 3 and 6).  The hint holds the pool.
+ */
+static void span_take_back(struct pool *pool, struct thread_cache *tc,
+                           struct span *span, char *block, bool stacked)
+{
+	span_list_push(pool, &span->local, block);
+	span->used--;
+	span->stacked -= stacked;
+	if (span == hint_span(hint_of(pool)))
+		return;
+	if (span_owner(span) & OWNER_FULL) {
+		list_remove(pool, &tc->full, span);
+		cache_add_partial(pool, tc, span);
+	} else if (span->used == 0) {
+		list_remove(pool, &tc->partial, span);
+		cache_add_partial(pool, tc, span);
+	}
+}
+
+/*
+ * Takes the head off a stack of the cache: the block, with its span in
+ * *span_of, or NULL at the stack's end.  A head that names no free block
+ * of a span the cache owns (a link that a use after free overwrote) is
+ * reported, naming the block whose link gave it, and the rest of the
+ * stack is dropped: those blocks are lost, never handed out twice.
+ */
+static char *stack_take(struct pool *pool, struct thread_cache *tc,
+                        struct thread_stack *stack, struct span **span_of,
+                        bool report)
+{
+	char *block = stack->head;
+	if (block == NULL)
+		return NULL;
+	size_t index = region_slot(pool, block);
+	struct span *span = NULL;
+	if (index < pool->block_count) {
+		span = &pool->spans[index >> pool->span_shift];
+		uint64_t rel = index & (((size_t)1 << pool->span_shift) - 1);
+		if ((span_owner(span) & ~OWNER_FULL) != (uintptr_t)tc ||
+		    span_out(span, rel))
+			span = NULL;
+	}
+	if (span == NULL) {
+		/* Dropped before the report: the handler may call the pool. */
+		char *bad = stack->last != NULL ? stack->last : block;
+		*stack = (struct thread_stack){.limit = stack->limit};
+		if (report)
+			report_corrupted(pool, bad);
+		return NULL;
+	}
+	stack->head = span_list_next(pool, block);
+	stack->last = block;
+	stack->count--;
+	*span_of = span;
+	return block;
+}
+
+/* Puts n blocks of the thread's stack (all, for UINT32_MAX) back on their
+ * spans.  The hint holds the pool. */
+static void stack_flush(struct pool *pool, struct thread_cache *tc, uint32_t n)
+{
+	struct thread_stack *stack = &hint_of(pool)->stack;
+	struct span *span;
+	char *block;
+	for (; n > 0 &&
+	       (block = stack_take(pool, tc, stack, &span, true)) != NULL;
+	     n--)
+		span_take_back(pool, tc, span, block, true);
+}
+
+/* At thread exit (the hint written back): every block of the cache's
+ * stack back on its span, whose lists the cache then gives up whole.  A
+ * corrupted link ends the stack unreported here: this runs under
+ * caches_lock, which a handler calling back into the library would wait
+ * for forever. */
+static void stack_flush_retired(struct pool *pool, struct thread_cache *tc)
+{
+	struct span *span;
+	char *block;
+	while ((block = stack_take(pool, tc, &tc->stack, &span, false)) !=
+	       NULL) {
+		span_list_push(pool, &span->local, block);
+		span->used--;
+		span->stacked--;
+	}
+}
+
+/*
+ * A span other than the active one has no block handed out: its blocks on
+ * the thread's stack go back on its local list, so that it can be kept or
+ * given back whole (point 6).  A walk of the stack, made once for each
+ * span that is emptied so.  The hint holds the pool.
+ */
+static void stack_purge(struct pool *pool, struct span *span)
+{
+	struct thread_stack *stack = &hint_of(pool)->stack;
+	char *first = span_block(pool, span, 0);
+	uintptr_t bytes = (uintptr_t)span->capacity << pool->block_shift;
+	char *prev = NULL, *block = stack->head;
+
+	while (block != NULL && span->stacked > 0) {
+		char *next = span_list_next(pool, block);
+		if ((uintptr_t)(block - first) < bytes) {
+			if (prev != NULL)
+				link_store(pool, prev, (uintptr_t)next,
+				           pool->hooks);
+			else
+				stack->head = next;
+			span_list_push(pool, &span->local, block);
+			span->used--;
+			span->stacked--;
+			stack->count--;
+		} else {
+			prev = block;
+		}
+		block = next;
+	}
+	stack->last = NULL;
+}
+
 /* ------------------------------------------------------------ caches */
 
 static void cache_fold_counters(struct pool *pool, struct thread_cache *tc)
@@ -695,11 +869,15 @@ static void cache_fold_counters(struct pool *pool, struct thread_cache *tc)
 /* A hint gives the pool it holds back to that pool's cache. */
 static void hint_write_back(struct thread_hint *hint)
 {
-	if (hint->pool_id != 0 && hint->cache != NULL)
+	if (hint->pool_id != 0 && hint->cache != NULL) {
 		hint->cache->active = hint_span(hint);
+		hint->cache->stack = hint->stack;
+		hint->cache->stack.limit = 0;
+	}
 	hint->pool_id = 0;
 	hint->cache = NULL;
 	hint_clear_span(hint);
+	hint->stack = (struct thread_stack){0};
 }
 
 /* Every hint of the thread written back: none names a cache any more. */
@@ -717,6 +895,8 @@ static void hint_take(struct pool *pool, struct thread_cache *tc)
 	hint->pool_id = pool->id;
 	hint->cache = tc;
 	hint_set_span(pool, tc->active);
+	hint->stack = tc->stack;
+	hint->stack.limit = pool->stack_limit;
 }
 
 /* Gives up every span of the cache's lists (point 6 of the design). */
@@ -744,6 +924,7 @@ static void cache_release_all(struct pool *pool, struct thread_cache *tc)
 static void cache_retire(struct thread_cache *tc)
 {
 	struct pool *pool = tc->pool;
+	stack_flush_retired(pool, tc);
 	cache_release_all(pool, tc);
 	cache_fold_counters(pool, tc);
 	if (tc->pool_prev)
@@ -897,6 +1078,12 @@ void *thread_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 	*fresh = false;
 	if (block != NULL)
 		return block;
+	/* The stack's head was refused: claimed by a remote free that races
+	 * with a double free (span_pop() parks it), or a corrupted link
+	 * (stack_take() reports it).  The stack goes back to its spans, and
+	 * must be empty before the sweep below gives any span up. */
+	if (hint_of(pool)->stack.head != NULL)
+		stack_flush(pool, tc, UINT32_MAX);
 	struct span *span = hint_span(hint_of(pool));
 	if (span != NULL) {
 		/* The span itself, then what other threads gave back. */
@@ -1022,21 +1209,14 @@ static int span_free_local(struct pool *pool, struct thread_cache *tc,
 {
 	if (span_claimed(span, rel) || !span_out(span, rel))
 		return POOL_ERROR_DOUBLE_FREE;
-	bool full = span_owner(span) & OWNER_FULL;
-	span_set_out(span, rel, false);
+	owned_test_and_clear(span->out, rel);
 	hooks_block_in(pool, block, hooks);
-	span_list_push(pool, &span->local, block);
-	if (span == hint_span(hint_of(pool)))
-		return 0;
-	/* Off the full list, or wholly free: kept, or back to the pool
-	 * (points 3 and 6). */
-	if (full) {
-		list_remove(pool, &tc->full, span);
-		cache_add_partial(pool, tc, span);
-	} else if (span->used == 0) {
-		list_remove(pool, &tc->partial, span);
-		cache_add_partial(pool, tc, span);
-	}
+	/* Nothing else of the span handed out: its stacked blocks too go
+	 * back, before the span is kept or given back. */
+	if (span->used == span->stacked + 1 &&
+	    span != hint_span(hint_of(pool)))
+		stack_purge(pool, span);
+	span_take_back(pool, tc, span, block, false);
 	return 0;
 }
 
@@ -1048,6 +1228,16 @@ int thread_free_slow(struct pool *pool, void *block, size_t index,
 	struct thread_cache *tc = cache_get(pool);
 
 	if (tc != NULL) {
+		/* A full stack: half of it back to the spans, then the free
+		 * goes on it as the fast path's would. */
+		struct thread_stack *stack = &hint_of(pool)->stack;
+		if (stack->count >= stack->limit)
+			stack_flush(pool, tc, stack->count - stack->limit / 2);
+		int error = thread_push(pool, block, hooks);
+		if (error >= 0)
+			return error;
+		/* Refused again: a span that the free leaves with nothing
+		 * handed out, or one the thread takes over. */
 		uintptr_t owner = span_owner(span) & ~OWNER_FULL;
 		if (owner == (uintptr_t)tc || span_take_over(pool, tc, span))
 			return span_free_local(pool, tc, span, rel, block,
@@ -1184,6 +1374,14 @@ int thread_pool_init(struct pool *pool)
 		return ENOMEM;
 	pool->hint_offset = (int32_t)offset;
 #endif
+	/* About 64 KiB of blocks, 4 to 128 of them, and no more than a
+	 * sixteenth of the pool (one at least): what a thread keeps aside
+	 * stays small beside what the other threads may need. */
+	size_t limit = ((size_t)64 << 10) >> pool->block_shift;
+	limit = limit < 4 ? 4 : limit > 128 ? 128 : limit;
+	if (limit > pool->block_count / 16)
+		limit = pool->block_count / 16 ? pool->block_count / 16 : 1;
+	pool->stack_limit = (uint32_t)limit;
 	return 0;
 }
 
@@ -1195,6 +1393,7 @@ void thread_pool_destroy(struct pool *pool)
 		hint->pool_id = 0;
 		hint->cache = NULL;
 		hint_clear_span(hint);
+		hint->stack = (struct thread_stack){0};
 	}
 	pthread_mutex_lock(&caches_lock);
 	/* Caches of other threads become orphans: their threads free them

@@ -28,6 +28,8 @@ struct thread_hint {
 	uintptr_t first;   /* the address of the span's first block */
 	uint64_t capacity; /* the span's blocks; 0 when the thread has none */
 	struct thread_cache *cache;
+	/* the thread's stack of free blocks of the pool */
+	struct thread_stack stack;
 };
 
 _Static_assert(sizeof(struct thread_hint) == sizeof(struct shiftpool_hint_) &&
@@ -38,7 +40,17 @@ _Static_assert(sizeof(struct thread_hint) == sizeof(struct shiftpool_hint_) &&
                    offsetof(struct thread_hint, first) ==
                        offsetof(struct shiftpool_hint_, first) &&
                    offsetof(struct thread_hint, capacity) ==
-                       offsetof(struct shiftpool_hint_, capacity),
+                       offsetof(struct shiftpool_hint_, capacity) &&
+                   offsetof(struct thread_hint, cache) ==
+                       offsetof(struct shiftpool_hint_, cache) &&
+                   offsetof(struct thread_hint, stack.head) ==
+                       offsetof(struct shiftpool_hint_, stack) &&
+                   offsetof(struct thread_hint, stack.last) ==
+                       offsetof(struct shiftpool_hint_, stack_last) &&
+                   offsetof(struct thread_hint, stack.count) ==
+                       offsetof(struct shiftpool_hint_, stack_count) &&
+                   offsetof(struct thread_hint, stack.limit) ==
+                       offsetof(struct shiftpool_hint_, stack_limit),
                "struct thread_hint is laid out as the header says");
 
 /*
@@ -173,7 +185,7 @@ POOL_INLINE size_t thread_pop_many(struct pool *pool, size_t n, void **out)
 		return 0;
 	span->local = block;
 	span->last = last;
-	span->used += (uint32_t)got;
+	span->used = (uint16_t)(span->used + got);
 	owned_add(&span->allocs, got);
 	return got;
 }

@@ -106,7 +106,7 @@ sed 's/^/	/' "$tmp/declared"
 
 # A library built without the hardened links has no entry points for the
 # inline fast paths (shiftpool.h): their programs must not start with it.
-if ! grep -qx shiftpool_inline_malloc_2 "$tmp/exported"; then
+if ! grep -qx shiftpool_inline_malloc_3 "$tmp/exported"; then
 	echo "(no inline fast path entry points: a build without hardening)"
 	grep -v '^shiftpool_inline_' "$tmp/declared" >"$tmp/declared.new"
 	mv "$tmp/declared.new" "$tmp/declared"
