@@ -569,6 +569,10 @@ struct pool {
 	size_t span_count;
 	/* The most blocks a thread's stack holds (span.c, point 14). */
 	uint32_t stack_limit;
+	/* Set once a list of a span, or a thread's stack, was found
+	 * corrupted: the blocks lost stay counted, and the span invariants
+	 * are checked no more. */
+	_Atomic bool spans_damaged;
 	/* stack of spans: top index + 1 | tag << 32 */
 	_Atomic uint64_t available;
 	/* spans [fresh_spans, span_count) untouched */

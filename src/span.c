@@ -343,6 +343,15 @@ static void hint_set_span(struct pool *pool, struct span *span)
 	hint->capacity = span->capacity;
 }
 
+/* A list found corrupted is reported, and the pool marked: blocks it
+ * loses stay counted in their spans, whose invariants are checked no
+ * more. */
+static void span_damaged(struct pool *pool, const void *link)
+{
+	atomic_store_explicit(&pool->spans_damaged, true, memory_order_relaxed);
+	report_corrupted(pool, link);
+}
+
 /* ------------------------------------------------------------ invariants */
 
 #ifdef SHIFTPOOL_ASSERTIONS
@@ -371,6 +380,8 @@ static size_t span_list_length(struct pool *pool, struct span *span,
  * stack. */
 static void span_check(struct pool *pool, struct span *span)
 {
+	if (atomic_load_explicit(&pool->spans_damaged, memory_order_relaxed))
+		return;
 	uint32_t bump = atomic_load_explicit(&span->bump, memory_order_relaxed);
 	size_t local = span_list_length(pool, span, span->local);
 	size_t parked = span_list_length(pool, span, span_parked(pool, span));
@@ -387,13 +398,14 @@ static void span_check(struct pool *pool, struct span *span)
 }
 
 /* A span given up has no block on its owner's stack. */
-static void span_check_unstacked(struct span *span)
+static void span_check_unstacked(struct pool *pool, struct span *span)
 {
-	assert(span->stacked == 0);
+	assert(span->stacked == 0 ||
+	       atomic_load_explicit(&pool->spans_damaged, memory_order_relaxed));
 }
 #else
 #define span_check(pool, span)     ((void)0)
-#define span_check_unstacked(span) ((void)0)
+#define span_check_unstacked(pool, span) ((void)0)
 #endif
 
 /* ------------------------------------------------------------ spans */
@@ -492,7 +504,7 @@ static size_t span_drain(struct pool *pool, struct span *span)
 		if (rel >= span->capacity || !span_claimed(span, rel)) {
 			/* We came round a loop (a claim is cleared once
 			 * processed): stop; never follow it. */
-			report_corrupted(pool, span_block(pool, span, 0));
+			span_damaged(pool, span_block(pool, span, 0));
 			break;
 		}
 		char *block = span_block(pool, span, rel);
@@ -503,7 +515,7 @@ static size_t span_drain(struct pool *pool, struct span *span)
 			 * it and the rest of the list are lost (left
 			 * claimed: freed, in use by nobody, never handed
 			 * out), and the link is never followed. */
-			report_corrupted(pool, block);
+			span_damaged(pool, block);
 			break;
 		}
 		hooks_block_relinked(block, hooks);
@@ -543,7 +555,7 @@ static bool span_has_free(const struct span *span)
 static void span_release(struct pool *pool, struct span *span)
 {
 	span_check(pool, span);
-	span_check_unstacked(span);
+	span_check_unstacked(pool, span);
 	span_set_owner(span, 0);
 	if (!span_has_free(span) && span->parked == 0) {
 		uint64_t expected = 0;
@@ -601,7 +613,7 @@ static void *span_pop(struct pool *pool, struct span *span, bool *fresh)
 	 * it from last's link). */
 	char *bad = span->last != NULL ? span->last : span->local;
 	span->local = NULL;
-	report_corrupted(pool, bad);
+	span_damaged(pool, bad);
 	return NULL;
 }
 
@@ -781,7 +793,7 @@ static char *stack_take(struct pool *pool, struct thread_cache *tc,
 		char *bad = stack->last != NULL ? stack->last : block;
 		*stack = (struct thread_stack){.limit = stack->limit};
 		if (report)
-			report_corrupted(pool, bad);
+			span_damaged(pool, bad);
 		return NULL;
 	}
 	stack->head = span_list_next(pool, block);
