@@ -34,8 +34,8 @@ static size_t round_up(size_t n, size_t align)
 
 /* Makes resident the side tables of a pool that must not wait on a page
  * fault: they are locked (under POOL_LOCK_MEMORY) or touched (under
- * POOL_PREFAULT), along with the region.  This is best effort, as the tables are small: a failure is
- * ignored. */
+ * POOL_PREFAULT), along with the region.  This is best effort, as the
+ * tables are small: a failure is ignored. */
 static void mlock_side(struct pool *pool)
 {
 	if (pool->flags & POOL_LOCK_MEMORY)

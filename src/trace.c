@@ -46,7 +46,8 @@
 #define TRACE_RECORD_MAX  512
 
 /* The trace file, opened when the first pool or set is created (see
- * trace_open()) and kept open until exit.  Everything here is guarded by trace_lock. */
+ * trace_open()) and kept open until exit.  Everything here is guarded by
+ * trace_lock. */
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static int trace_fd = -1;
 static bool trace_tried;
