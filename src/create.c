@@ -1,9 +1,10 @@
 /*
- * A pool's making and unmaking: pool_init(), pool_init_with(), a set's
- * classes, pool_destroy().  The arguments are checked, the region's
- * geometry chosen (the block shift, the spans of POOL_PER_THREAD), the
- * region mapped or placed in a set's slice, the pool registered, its
- * hooks configured and its dispatch chosen (pool.c).
+ * Making and unmaking pools: pool_init(), pool_init_with(), the classes of
+ * a set, and pool_destroy().  Making a pool checks the arguments, chooses
+ * the region's geometry (the block shift, and the spans of
+ * POOL_PER_THREAD), maps the region or places it in a set's slice,
+ * registers the pool, configures its hooks and chooses its dispatch (see
+ * pool.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -18,7 +19,8 @@
 
 /* ------------------------------------------------------------ data */
 
-/* Pool ids start at 1: 0 marks an empty thread hint. */
+/* Pool IDs start at 1, because 0 marks an empty thread hint.  Sets take
+ * their IDs from the same counter. */
 static _Atomic uint64_t next_pool_id = 1;
 
 /* ------------------------------------------------------------ helpers */
@@ -31,8 +33,8 @@ static unsigned block_shift_for(size_t size)
 	return shift;
 }
 
-/* Spans of 1 to 256 blocks, aiming at SPAN_TARGET_COUNT spans, so that a
- * thread's share is a small part of the pool. */
+/* Chooses spans of 1 to 256 blocks, aiming at SPAN_TARGET_COUNT spans per
+ * pool, so that what a thread holds is a small part of the pool. */
 static unsigned span_shift_for(size_t block_count)
 {
 	unsigned shift = SPAN_SHIFT_MIN;
@@ -42,8 +44,9 @@ static unsigned span_shift_for(size_t block_count)
 	return shift;
 }
 
-/* A secret for the link encoding: random where the kernel gives it, else
- * mixed from what differs between processes and pools. */
+/* Makes a secret for the link encoding: random where the kernel gives
+ * random bytes, and otherwise mixed from values that differ between
+ * processes and pools. */
 static uintptr_t make_secret(const struct pool *pool)
 {
 	uintptr_t secret = 0;
@@ -54,13 +57,15 @@ static uintptr_t make_secret(const struct pool *pool)
 		         ((uintptr_t)now.tv_sec << 20) ^ (uintptr_t)getpid();
 		secret *= (uintptr_t)0x9e3779b97f4a7c15ull;
 	}
-	/* Keep the low bits clear: a decoded link must still be aligned. */
+	/* The low bits are kept clear, because a decoded link must still be
+	 * aligned. */
 	return secret & ~(uintptr_t)(POOL_MIN_BLOCK_SIZE - 1);
 }
 
 /* ------------------------------------------------------------ internal API */
 
-/* Whether pool_init_with()'s arguments are valid (EINVAL otherwise). */
+/* Returns whether pool_init_with()'s arguments are valid.  The caller
+ * fails with EINVAL when they are not. */
 bool arguments_valid(size_t block_size, size_t block_count, int flags,
                             const pool_fallback_t *fallback)
 {
@@ -75,7 +80,8 @@ bool arguments_valid(size_t block_size, size_t block_count, int flags,
 	         fallback->realloc != NULL && fallback->free != NULL));
 }
 
-/* The trace's record of a new pool (and of the set it is a class of). */
+/* Writes the trace's record of a new pool, which names the set when the
+ * pool is a class of one. */
 static void trace_init(struct pool *pool)
 {
 	if (pool->set == NULL)
@@ -92,8 +98,9 @@ static void trace_init(struct pool *pool)
 }
 
 /*
- * pool_init_with(), or with set a class of that set, placed in slice
- * (region_place()): then block_count is what fits the slice.
+ * pool_init_with().  Given a set, it makes a class of that set instead,
+ * placed in slice (see region_place()), and block_count then becomes the
+ * number of blocks that fit in the slice.
  */
 static struct pool *create_pool(size_t block_size, size_t block_count,
                                 int flags, const pool_fallback_t *fallback,
@@ -109,9 +116,10 @@ static struct pool *create_pool(size_t block_size, size_t block_count,
 	unsigned shift = block_shift_for(block_size);
 	if (slice != NULL)
 		block_count = (slice_size - region_page_size()) >> shift;
-	/* More than a process's address space can hold: refused before the
-	 * side tables for it are mapped (only to be unmapped again).  Span
-	 * numbers are 32-bit. */
+	/* A pool larger than a process's address space can hold is refused
+	 * before its side tables are mapped, since they would only be
+	 * unmapped again.  So is a POOL_PER_THREAD pool with more spans than
+	 * span numbers, which are 32-bit, can count. */
 	unsigned span_shift = span_shift_for(block_count);
 	if (block_count > REGION_MAX_BYTES >> shift ||
 	    (mode == POOL_PER_THREAD &&
@@ -119,8 +127,8 @@ static struct pool *create_pool(size_t block_size, size_t block_count,
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* A class's slice is aligned by its set: its area's shape is that of
-	 * ordinary pages. */
+	/* The set aligns a class's slice itself, so the class's area is
+	 * shaped as for ordinary pages. */
 	int map_flags = slice != NULL ? flags & ~POOL_HUGEPAGES : flags;
 	struct pool *pool =
 	    region_pool_map(map_flags, block_count, shift, span_shift);
@@ -137,7 +145,7 @@ static struct pool *create_pool(size_t block_size, size_t block_count,
 	pool->secret = make_secret(pool);
 	pool->id = serial_next();
 	pool->set = set;
-	fallback_set(pool, fallback); /* checked above */
+	fallback_set(pool, fallback); /* cannot fail: checked above */
 	int error = slice != NULL ? region_place(pool, slice, slice_size)
 	                          : region_reserve(pool);
 	if (!error && mode == POOL_PER_THREAD)
@@ -192,8 +200,8 @@ POOL_API void pool_destroy(pool_t *pool)
 		trace_record(pool, TRACE_OP_DESTROY, "%s", "");
 		trace_flush();
 	}
-	/* Blocks still handed out die with the pool: say so, or memcheck
-	 * would call them leaks. */
+	/* Blocks still handed out die with the pool.  Valgrind is told so,
+	 * or memcheck would call them leaks. */
 	if (pool->hooks & HOOK_VALGRIND) {
 		size_t limit = pool->mode == POOL_PER_THREAD
 		                   ? pool->block_count

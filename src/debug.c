@@ -1,18 +1,21 @@
 /*
- * Debugging aids, all off unless asked for: the fill pattern that catches
- * writes after free, failing the Nth fallback allocation, and the
- * description of blocks to Valgrind's memcheck.
+ * Debugging aids, each of which is off unless asked for: the fill pattern
+ * that catches writes after free, making the Nth fallback allocation
+ * fail, and describing the blocks to Valgrind's memcheck (which running
+ * the program under Valgrind asks for).
  *
  *   SHIFTPOOL_DEBUG=fill,fail-fallback=N,no-valgrind
- *                                          (comma list; unknown words are
- *                                           ignored; no-valgrind keeps the
- *                                           pool from describing itself to
- *                                           Valgrind, e.g. under callgrind)
- *   SHIFTPOOL_TRACE=FILE                   (trace.c)
+ *                   A comma-separated list; unknown words are ignored.
+ *                   no-valgrind keeps the pool from describing itself to
+ *                   Valgrind, for instance under callgrind.
+ *   SHIFTPOOL_TRACE=FILE
+ *                   The trace (see trace.c).
  *
- * Both are read by pool_init(), so they apply to pools created after they
- * are set, and with secure_getenv(): a set-user-ID or set-group-ID program
- * ignores them.
+ * Both variables are read with secure_getenv(), so a set-user-ID or
+ * set-group-ID program ignores them.  SHIFTPOOL_DEBUG is read by every
+ * pool_init(), so it applies to the pools created after it is set.
+ * SHIFTPOOL_TRACE is read only once, when the first pool or set of the
+ * process is created (see trace.c).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -28,7 +31,8 @@
 
 /* ------------------------------------------------------------ helpers */
 
-/* Parses SHIFTPOOL_DEBUG into the pool; returns false for no-valgrind. */
+/* Parses the value of SHIFTPOOL_DEBUG into the pool.  Returns false when
+ * the value holds no-valgrind. */
 static bool parse_debug_options(struct pool *pool, const char *options)
 {
 	bool valgrind = true;
@@ -53,7 +57,8 @@ static bool parse_debug_options(struct pool *pool, const char *options)
 	return valgrind;
 }
 
-/* Whether bytes [from, size) of block all hold the fill pattern. */
+/* Returns whether bytes [from, size) of block all hold the fill
+ * pattern. */
 static bool fill_intact(const unsigned char *block, size_t from, size_t size)
 {
 	for (size_t i = from; i < size; i++)
@@ -62,7 +67,8 @@ static bool fill_intact(const unsigned char *block, size_t from, size_t size)
 	return true;
 }
 
-/* The pool itself is about to read or write all of a block. */
+/* Makes the whole of a block accessible, because the pool itself is about
+ * to read or write all of it. */
 static void open_block(struct pool *pool, void *block, unsigned hooks)
 {
 #ifdef SHIFTPOOL_ASAN
@@ -78,7 +84,8 @@ static void open_block(struct pool *pool, void *block, unsigned hooks)
 	(void)block;
 }
 
-/* The pool is done reading a block it keeps from the program. */
+/* Makes a block that the pool keeps from the program inaccessible again,
+ * once the pool is done reading it. */
 static void close_block(struct pool *pool, void *block, unsigned hooks)
 {
 #ifdef SHIFTPOOL_ASAN
@@ -98,12 +105,13 @@ static void close_block(struct pool *pool, void *block, unsigned hooks)
 
 #ifdef SHIFTPOOL_ASAN
 /*
- * ASAN_UNPOISON_MEMORY_REGION() writes every shadow byte of its range, an
- * eighth of it: for a set reserved far larger than memory (13 classes of
- * 4 GiB), gigabytes made resident to write zeros.  The whole pages of the
- * range's shadow are given back instead, to read as zero (unpoisoned), as
- * ASan does for its own large ranges; only the shadow at the ends, on
- * pages it may share with other memory, is written.
+ * ASAN_UNPOISON_MEMORY_REGION() writes every shadow byte of its range, and
+ * the shadow is an eighth of the range.  For a set reserved far larger than
+ * memory (13 classes of 4 GiB, say), that would make gigabytes resident
+ * just to write zeros.  Instead, the whole pages of the range's shadow are
+ * given back to the system, so that they read as zero (unpoisoned), as
+ * ASan does for its own large ranges.  Only the shadow at the two ends, on
+ * pages that it may share with the shadow of other memory, is written.
  */
 void debug_asan_forget(void *mapping, size_t size)
 {
@@ -119,7 +127,7 @@ void debug_asan_forget(void *mapping, size_t size)
 		ASAN_UNPOISON_MEMORY_REGION(mapping, size);
 		return;
 	}
-	/* The memory whose shadow is the inner pages. */
+	/* [mid_lo, mid_hi) is the memory whose shadow is the inner pages. */
 	uintptr_t mid_lo = (inner_lo - offset) << scale;
 	uintptr_t mid_hi = (inner_hi - offset) << scale;
 	ASAN_UNPOISON_MEMORY_REGION(mapping, mid_lo - lo);
@@ -138,7 +146,7 @@ void debug_configure(struct pool *pool)
 #ifdef HAVE_VALGRIND_MEMCHECK_H
 	if (valgrind && RUNNING_ON_VALGRIND) {
 		pool->hooks |= HOOK_VALGRIND;
-		/* Blocks become accessible when handed out. */
+		/* Blocks are made accessible when they are handed out. */
 		VALGRIND_MAKE_MEM_NOACCESS(pool->base,
 		                           (size_t)(pool->end - pool->base));
 	}
@@ -171,14 +179,17 @@ bool debug_fail_fallback(struct pool *pool)
 bool hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
                           unsigned hooks)
 {
-	/* Every byte but word 0, the local link just followed: word 1, a
-	 * remote link while the block was on a remote list, was filled again
-	 * when the drain took it off (hooks_block_relinked()). */
+	/* Every byte but word 0 is checked, since word 0 holds the local
+	 * link that was just followed.  Word 1, which held a remote link
+	 * while the block was on a remote list, was filled with the pattern
+	 * again when the drain took the block off that list
+	 * (hooks_block_relinked()). */
 	if ((hooks & HOOK_FILL) && !fresh) {
 		open_block(pool, block, hooks);
 		if (!fill_intact(block, sizeof(uintptr_t), pool->block_size)) {
-			/* Quarantined: kept handed out, never given to
-			 * anyone; the caller takes another block. */
+			/* The block is quarantined: it stays marked as
+			 * handed out, and is never given to anyone.  The
+			 * caller takes another block. */
 			close_block(pool, block, hooks);
 			report_detected(pool, "pool_malloc", block,
 			                POOL_ERROR_WRITE_AFTER_FREE);
@@ -194,8 +205,8 @@ bool hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
 
 void hooks_block_in_slow(struct pool *pool, void *block, unsigned hooks)
 {
-	/* Every byte but word 0, where the free path has just stored the
-	 * block's link. */
+	/* Every byte but word 0 is filled, since the free path has just
+	 * stored the block's link there. */
 	if (hooks & HOOK_FILL) {
 		open_block(pool, block, hooks & ~HOOK_VALGRIND);
 		memset((uintptr_t *)block + 1, FILL_BYTE,

@@ -1,11 +1,13 @@
 /*
- * The allocator behind a pool: requests the pool cannot serve (too big,
- * or made while the pool is exhausted) go to its fallback's malloc() or
- * calloc(), and pointers from outside the region come back to its free()
- * and realloc().  The fallback is the C library's malloc family unless
- * the pool was made with pool_init_with().  Both directions are counted:
- * per thread in POOL_PER_THREAD mode, so a fallback storm from many
- * threads does not meet on one cache line.
+ * The allocator behind a pool.  Requests that the pool cannot serve
+ * (because they are too big, or because the pool is exhausted) go to its
+ * fallback's malloc() or calloc(), and pointers from outside the region go
+ * back to its free() and realloc().  The fallback is the C library's
+ * malloc family, unless the pool was made with pool_init_with() (or is a
+ * class of a set made with pool_set_init_with()).  Fallback allocations
+ * and frees are both counted.  In POOL_PER_THREAD mode they are counted
+ * per thread, so that a storm of fallback calls from many threads does not
+ * meet on one cache line.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -68,7 +70,9 @@ static void count_fallback(struct pool *pool, bool is_free)
 		                          1, memory_order_relaxed);
 }
 
-/* Whether the pool may make a fallback allocation now. */
+/* Returns whether the pool may make a fallback allocation now: it may
+ * not under POOL_NO_FALLBACK, nor when the debug options make this
+ * allocation fail. */
 static bool fallback_allowed(struct pool *pool)
 {
 	return !(pool->flags & POOL_NO_FALLBACK) &&
@@ -96,7 +100,8 @@ void *fallback_alloc(struct pool *pool, size_t size, bool zero)
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* Size 0 still needs a unique pointer: ask for one byte. */
+	/* A size of 0 still needs a unique pointer, so one byte is asked
+	 * for. */
 	if (size == 0)
 		size = 1;
 	const pool_fallback_t *fb = &pool->fallback;

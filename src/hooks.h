@@ -1,16 +1,17 @@
 /*
- * What a block going out or coming back costs when a tool is watching,
- * and nothing when none is:
+ * The work that handing a block out, or taking it back, costs when a tool
+ * is watching the pool.  When no tool is watching, it costs nothing.
  *
  *  - In an AddressSanitizer build (configure --enable-sanitizers=address),
- *    free blocks are poisoned and a block handed out is unpoisoned exactly
- *    to the requested size.
- *  - At run time, pool->hooks selects: describing blocks to Valgrind's
- *    memcheck (when running under it), the debug fill pattern, the trace.
- *    Every fast path is compiled twice: with hooks a constant 0 (the code
- *    that pools without hooks run, where all of this folds away) and with
- *    hooks read from the pool (the code that hooked pools run).  The
- *    out-of-line halves are in debug.c.
+ *    free blocks are poisoned, and a block that is handed out is unpoisoned
+ *    for exactly the size that was requested.
+ *  - At run time, pool->hooks selects the rest: describing blocks to
+ *    Valgrind's memcheck (when the program runs under it), the debug fill
+ *    pattern, and the trace.  Every fast path is compiled twice: once with
+ *    hooks a constant 0, which is the code that pools without hooks run
+ *    and where all of this folds away, and once with hooks read from the
+ *    pool, which is the code that hooked pools run.  The out-of-line
+ *    halves of these functions are in debug.c.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -25,8 +26,9 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-/* A block is handed out for size bytes (fresh: never used before); false
- * when it is quarantined instead (hooks_block_out_slow()). */
+/* Called when a block is handed out for size bytes; fresh says that the
+ * block was never used before.  Returns false when the hooks quarantine
+ * the block instead (see hooks_block_out_slow()). */
 POOL_INLINE bool hooks_block_out(struct pool *pool, void *block, size_t size,
                                  bool fresh, unsigned hooks)
 {
@@ -42,10 +44,11 @@ POOL_INLINE bool hooks_block_out(struct pool *pool, void *block, size_t size,
 	return true;
 }
 
-/* A block handed out for size bytes, in every mode: the hooks, then the
- * zeroing.  A never-used block is still zero from the mapping; a recycled
- * one needs only the requested bytes.  NULL when the hooks quarantined
- * the block (never without hooks). */
+/* Hands out a block for size bytes, in every mode: it runs the hooks, and
+ * then zeroes the block when zero asks for it.  A block that was never
+ * used is still zero from the mapping, and a recycled one needs only the
+ * requested bytes zeroed.  Returns NULL when the hooks quarantined the
+ * block, which never happens in a pool without hooks. */
 POOL_INLINE void *block_out(struct pool *pool, void *block, size_t size,
                             bool zero, bool fresh, unsigned hooks)
 {
@@ -56,15 +59,17 @@ POOL_INLINE void *block_out(struct pool *pool, void *block, size_t size,
 	return block;
 }
 
-/* A free block leaves a remote list for a local one: word 1 no longer
- * holds a link, and holds the fill pattern again. */
+/* Called when a free block moves from a remote list to a local one.  Its
+ * word 1 no longer holds a link, so under HOOK_FILL it holds the fill
+ * pattern again. */
 POOL_INLINE void hooks_block_relinked(void *block, unsigned hooks)
 {
 	if (unlikely(hooks & HOOK_FILL))
 		link_word_store(block, 1, FILL_WORD, hooks);
 }
 
-/* A handed-out block is about to go back on a free list. */
+/* Called when a block that was handed out is about to go back on a free
+ * list. */
 POOL_INLINE void hooks_block_in(struct pool *pool, void *block, unsigned hooks)
 {
 	if (unlikely(hooks))
@@ -74,7 +79,8 @@ POOL_INLINE void hooks_block_in(struct pool *pool, void *block, unsigned hooks)
 #endif
 }
 
-/* A live block now holds size bytes (pool_realloc() within the block). */
+/* Called when a live block now holds size bytes, after a pool_realloc()
+ * that stays within the block. */
 POOL_INLINE void hooks_block_resize(struct pool *pool, void *block, size_t size)
 {
 #ifdef SHIFTPOOL_ASAN
@@ -87,8 +93,9 @@ POOL_INLINE void hooks_block_resize(struct pool *pool, void *block, size_t size)
 #endif
 }
 
-/* The whole of a live block is about to be read by the pool itself (the
- * caller's size is not kept, so a move copies the block). */
+/* Called when the pool itself is about to read the whole of a live block.
+ * The pool does not keep the size that the caller asked for, so a move
+ * may copy bytes beyond that size, which AddressSanitizer poisoned. */
 POOL_INLINE void hooks_block_expose(struct pool *pool, void *block)
 {
 #ifdef SHIFTPOOL_ASAN
@@ -99,8 +106,9 @@ POOL_INLINE void hooks_block_expose(struct pool *pool, void *block)
 #endif
 }
 
-/* A mapping is about to be unmapped: ASan's shadow outlives it, and a
- * later mapping at the same address must not inherit our poison. */
+/* Called when a mapping is about to be unmapped.  AddressSanitizer's
+ * shadow memory outlives the mapping, and a later mapping at the same
+ * address must not inherit the poison that the pool left there. */
 POOL_INLINE void hooks_mapping_forget(void *mapping, size_t size)
 {
 #ifdef SHIFTPOOL_ASAN

@@ -1,16 +1,20 @@
 /*
- * The links of the free lists, stored inside the free blocks.  Always on:
+ * The links of the free lists, which are stored inside the free blocks.
+ * The following holds in every pool:
  *
- *  - Each link is stored encoded with a per-pool secret and the block's own
- *    address (in the manner of glibc's safe-linking, but mixed so that a
- *    link copied into another block does not decode to a block start), and
- *    every decoded link is checked before it is followed.
- *  - Word 0 of a free block holds the local link (the free list of
- *    POOL_SINGLE and POOL_LOCKED, a span's local list in POOL_PER_THREAD),
- *    word 1 the remote link of POOL_PER_THREAD.
+ *  - Each link is stored encoded with a secret of the pool and with the
+ *    address of the block that holds it.  This is done in the manner of
+ *    glibc's safe-linking, but mixed so that a link copied into another
+ *    block does not decode to the start of a block.  Every decoded link is
+ *    checked before it is followed.
+ *  - Word 0 of a free block holds the local link: the link of the free list
+ *    in POOL_SINGLE and POOL_LOCKED mode, or of a span's local list in
+ *    POOL_PER_THREAD mode.  Word 1 holds the remote link of POOL_PER_THREAD
+ *    mode.
  *  - Under Valgrind (HOOK_VALGRIND) a free block is inaccessible to the
- *    program, so the pool opens exactly the word it reads or writes; under
- *    AddressSanitizer the pool's own accesses are not instrumented.
+ *    program, so the pool makes accessible exactly the word that it reads
+ *    or writes, and only while it does.  Under AddressSanitizer, the pool's
+ *    own accesses to these words are not instrumented.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -24,15 +28,18 @@
 #include <valgrind/valgrind.h>
 #endif
 
-/* Words 0 and 1 of a free block hold the local and the remote link. */
+/* A free block holds two links: the local link in word 0 and the remote
+ * link in word 1. */
 #define LINK_WORDS 2
 
-/* What a free block holds under HOOK_FILL, but for its live links. */
+/* Under HOOK_FILL, every byte of a free block holds FILL_BYTE (and every
+ * word FILL_WORD), except the words that hold live links. */
 #define FILL_BYTE 0xdb
 #define FILL_WORD ((uintptr_t)0xdbdbdbdbdbdbdbdbull)
 
-/* The raw words of a free block: the public header's accessors (not
- * instrumented in an AddressSanitizer build, see internal.h). */
+/* Read and write a raw word of a free block, through the accessors of the
+ * public header.  In an AddressSanitizer build, internal.h defines these
+ * two functions instead, so that the accesses are not instrumented. */
 #ifndef SHIFTPOOL_ASAN
 POOL_INLINE uintptr_t block_word_load(const void *block, int word)
 {
@@ -45,8 +52,9 @@ POOL_INLINE void block_word_store(void *block, int word, uintptr_t value)
 }
 #endif
 
-/* Under Valgrind a free block is inaccessible to the program: word `word`
- * of one opened for the pool's own access, and closed again. */
+/* Under Valgrind a free block is inaccessible to the program.
+ * link_open() makes word `word` of a free block accessible for the pool's
+ * own access, and link_close() makes it inaccessible again. */
 POOL_INLINE void link_open(void *block, int word)
 {
 #ifdef HAVE_VALGRIND_MEMCHECK_H
@@ -104,15 +112,17 @@ POOL_INLINE void link_word_store(void *block, int word, uintptr_t value,
 }
 
 /*
- * The key of a block's links: the pool's secret xor the block's address
+ * The key of a block's links: the pool's secret, xor the block's address
  * multiplied by an odd constant (shiftpool_key_() in the public header).
- * The multiplication matters: with a plain xor of the address, a link
- * copied from block B into block A would decode to next(B) ^ B ^ A, often
- * another block of the region; multiplied, the difference lands in the
- * high bits and the check rejects it.  The constant is an odd 32-bit one,
- * sign-extended: one multiply by an immediate.  The low 4 bits of the key
- * are zero (16-byte blocks, see make_secret()), so alignment survives
- * encoding.
+ * The multiplication matters.  With a plain xor of the address, a link
+ * copied from block B into block A would decode to next(B) ^ B ^ A, which
+ * is often another block of the region.  With the multiplication, the
+ * difference lands in the high bits, and the check rejects the link.  The
+ * constant is an odd 32-bit number, sign-extended, so that the
+ * multiplication is one instruction with an immediate operand.  The low 4
+ * bits of the key are zero, because blocks are aligned to at least 16
+ * bytes and make_secret() clears those bits of the secret, so a link keeps
+ * its alignment when it is encoded.
  */
 POOL_INLINE uint64_t link_key_from(uintptr_t secret, const void *block)
 {
@@ -125,11 +135,11 @@ POOL_INLINE uint64_t link_key(const struct pool *pool, const void *block)
 }
 
 /*
- * The local link (word 0), as stored: a block's address (the shared list)
- * or a span-relative index (a span's lists), xor the key.  What it decodes
- * to is not to be trusted: the shared list checks a head with
- * region_slot() and a span checks it against its capacity before either
- * follows it, so a damaged link is refused, never followed.
+ * The local link (word 0), as it is stored: the next block's address, xor
+ * the key.  What it decodes to is not to be trusted.  The free list of
+ * POOL_SINGLE and POOL_LOCKED checks a head with region_slot(), and a span
+ * checks the head's index in the span against its capacity, before either
+ * follows it, so a damaged link is refused and never followed.
  */
 POOL_INLINE uint64_t link_load(const struct pool *pool, void *block,
                                unsigned hooks)
@@ -145,9 +155,10 @@ POOL_INLINE void link_store(const struct pool *pool, void *block, uint64_t next,
 	                hooks);
 }
 
-/* The remote link (word 1): a span-relative index + 1, encoded with the
- * key turned by half a word (so that word 0 copied into word 1 does not
- * decode), and decoded whole: damage to any of its bytes is seen. */
+/* The remote link (word 1): the next block's index in the span plus 1, or
+ * 0 at the end of the list.  It is encoded with the key rotated by half a
+ * word, so that word 0 copied into word 1 does not decode to a valid link.
+ * It is decoded whole, so damage to any of its bytes is seen. */
 POOL_INLINE uint64_t remote_key(const struct pool *pool, const void *block)
 {
 	uint64_t key = link_key(pool, block);

@@ -1,7 +1,7 @@
 /*
- * POOL_SINGLE and POOL_LOCKED: the slow paths, pool_trim(), the counters
- * and the invariant check of the free list in the blocks (the fast paths
- * are in list.h; POOL_LOCKED's lock is in lock.c).
+ * POOL_SINGLE and POOL_LOCKED modes: the slow paths of the free list that
+ * lives in the blocks, pool_trim(), the counters and the invariant check.
+ * The fast paths are in list.h, and POOL_LOCKED's lock is in lock.c.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -10,11 +10,12 @@
 /* ------------------------------------------------------------ trim's work */
 
 /*
- * A build for tests/trim-work (SHIFTPOOL_TRIM_COUNTERS, never the library
- * itself) counts what pool_trim() does, in steps of work (a block or a
- * bitmap word looked at, a system call), in all and in the longest time it
- * held the pool, and calls a hook between the times it holds the pool, so
- * that the test can use the pool there.
+ * The build for tests/trim-work defines SHIFTPOOL_TRIM_COUNTERS; the
+ * library itself is never built with it.  That build counts the work that
+ * pool_trim() does, in units of work (a block or a bitmap word looked at,
+ * or a system call): the total, and the most done during any one time that
+ * it held the pool.  It also calls a hook between the times that it holds
+ * the pool, so that the test can use the pool there.
  */
 #ifdef SHIFTPOOL_TRIM_COUNTERS
 uint64_t shiftpool_test_trim_work, shiftpool_test_trim_hold_max;
@@ -67,8 +68,9 @@ static void list_unlock(struct pool *pool)
 		lock_release(&pool->lock);
 }
 
-/* The next chunk pool_trim() gave back: its blocks become the carve
- * range.  Lock held; false when there is none. */
+/* Takes the next chunk that pool_trim() gave back, whose blocks become the
+ * range to carve.  Returns false when there is none.  The caller holds the
+ * lock. */
 static bool take_released_chunk(struct pool *pool)
 {
 	struct free_list *list = &pool->list;
@@ -93,7 +95,7 @@ static bool take_released_chunk(struct pool *pool)
 
 /* ------------------------------------------------------------ trim */
 
-/* The chunk of a block. */
+/* Returns the number of the chunk that holds a block. */
 static size_t chunk_of(const struct pool *pool, const char *block)
 {
 	return (size_t)(block - pool->area) >> pool->chunk_shift;
@@ -101,39 +103,43 @@ static size_t chunk_of(const struct pool *pool, const char *block)
 
 /*
  * pool_trim() gives back the pages of the chunks whose blocks are all
- * free.  The free list runs through those blocks in any order: taking
+ * free.  The free list runs through those blocks in any order, so taking
  * them off it one chunk at a time would walk the list once per chunk, all
- * the while holding the pool.  Instead a trim works in steps of at most
+ * the while holding the pool.  Instead, a trim works in steps of at most
  * TRIM_STEP units of work (a block or a bitmap word looked at; a system
- * call counts TRIM_CALL), and lets the pool go between them:
+ * call counts as TRIM_CALL units), and lets go of the pool between them:
  *
- *  1. It takes the whole free list (the pool's list starts empty again:
- *     blocks freed from now on go there) and sorts it, a block at a time:
- *     a block whose chunk holds only free blocks is held aside (its bit in
- *     held[], on no list), any other goes back on the pool's list.
- *  2. It walks the chunks that hold blocks held aside, in address order:
- *     one whose blocks are all held aside is given back (its pages
- *     dropped, the chunk marked released, its blocks zero when they go out
- *     again); the blocks held aside of any other (one of its blocks was
- *     taken meanwhile) go back on the pool's list.
+ *  1. It takes the whole free list, and the pool's list starts empty
+ *     again: blocks freed from then on go there.  It sorts the list it
+ *     took, one block at a time.  A block whose chunk holds only free
+ *     blocks is held aside: its bit is set in held[], and it is on no
+ *     list.  Any other block goes back on the pool's list.
+ *  2. It walks the chunks that hold blocks held aside, in address order.
+ *     A chunk whose blocks are all held aside is given back: its pages are
+ *     dropped, the chunk is marked released, and its blocks are zero when
+ *     they are handed out again.  The blocks held aside in any other chunk
+ *     (one of whose blocks was taken meanwhile) go back on the pool's
+ *     list.
  *
- * Each block is sorted once and each chunk walked once: the work grows
- * with the region, and no step holds the pool longer than TRIM_STEP.
- * Between the steps the pool serves every call: when its list is empty a
- * block comes from the list being sorted, then from a chunk given back or
- * the never-used ones, and last from the blocks held aside (take_rest()),
- * so a trim never makes an allocation fail.  Only a chunk whose pages the
- * system dropped counts as given back (under mlockall() it refuses): the
- * blocks of any other go back on the list with what they hold.
+ * Each block is sorted once and each chunk is walked once, so the work
+ * grows with the region, and no step holds the pool longer than TRIM_STEP
+ * units.  Between the steps the pool serves every call.  When its list is
+ * empty, a block comes from the list being sorted, then from a chunk given
+ * back or from the never-used blocks, and last from the blocks held aside
+ * (see take_rest()), so a trim never makes an allocation fail.  Only a
+ * chunk whose pages the system dropped counts as given back (under
+ * mlockall() the system refuses to drop them).  The blocks of any other
+ * chunk go back on the list with what they hold.
  */
 #define TRIM_STEP 1024
 #define TRIM_CALL 32
 
-/* A step's work so far. */
+/* The work done so far in the current step of a trim, and what the whole
+ * trim has to tell at its end. */
 struct trim_step {
 	size_t spent;
-	size_t bytes;  /* given back by the trim */
-	void *corrupt; /* a link that must not be followed, to report */
+	size_t bytes;  /* the bytes given back by the trim */
+	void *corrupt; /* a block whose link must not be followed: reported */
 };
 
 static void spend(struct trim_step *step, size_t work)
@@ -142,14 +148,16 @@ static void spend(struct trim_step *step, size_t work)
 	TRIM_WORK(work);
 }
 
-/* Bits [i, stop) of their word, stop - i <= 64 - i % 64. */
+/* Returns the mask of bits [i, stop) within their 64-bit word.  The bits
+ * must lie in one word: stop - i <= 64 - i % 64. */
 static uint64_t bits_mask(size_t i, size_t stop)
 {
 	size_t n = stop - i;
 	return (n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1) << (i & 63);
 }
 
-/* Whether every bit of [first, end) of map is set (set true) or clear. */
+/* Returns whether every bit of [first, end) in map is set (when set is
+ * true) or clear (when set is false). */
 static bool bits_all(const uint64_t *map, size_t first, size_t end, bool set,
                      struct trim_step *step)
 {
@@ -166,7 +174,7 @@ static bool bits_all(const uint64_t *map, size_t first, size_t end, bool set,
 	return true;
 }
 
-/* Puts a free block on the pool's list.  Lock held. */
+/* Puts a free block on the pool's list.  The caller holds the lock. */
 static void list_push(struct pool *pool, char *block)
 {
 	link_store(pool, block, (uintptr_t)pool->list.head, pool->hooks);
@@ -174,11 +182,13 @@ static void list_push(struct pool *pool, char *block)
 }
 
 /*
- * Takes the first block of the list a trim sorts: NULL when it is empty,
- * or when its link must not be followed (not a free block below bump, or
- * more blocks than there were): *corrupt then names the block whose link
- * it was, and the rest of the list is dropped (lost, never handed out
- * twice).  Lock held.
+ * Takes the first block of the list that a trim sorts.  Returns NULL when
+ * that list is empty, or when the link to its first block must not be
+ * followed: the block is not a free block below bump, or the list holds
+ * more blocks than there were when the trim took it.  In that second case
+ * *corrupt names the block whose link it was, and the rest of the list is
+ * dropped: its blocks are lost, and never handed out twice.  The caller
+ * holds the lock.
  */
 static char *sorting_take(struct pool *pool, void **corrupt)
 {
@@ -201,9 +211,10 @@ static char *sorting_take(struct pool *pool, void **corrupt)
 	return block;
 }
 
-/* Whether a chunk may be given back as things stand: every block of it
- * used once and free now, and the chunk neither given back already nor
- * being carved.  Lock held. */
+/* Returns whether a chunk may be given back as things stand now: it holds
+ * blocks, every one of them has been used (it lies below bump) and is free
+ * now, and the chunk is neither given back already nor being carved.  The
+ * caller holds the lock. */
 static bool chunk_may_go(struct pool *pool, size_t chunk,
                          struct trim_step *step)
 {
@@ -219,8 +230,8 @@ static bool chunk_may_go(struct pool *pool, size_t chunk,
 	return bits_all(pool->allocated, first, end, false, step);
 }
 
-/* The blocks held aside in [first, end) back on the pool's list.  Lock
- * held. */
+/* Puts the blocks held aside among [first, end) back on the pool's list.
+ * The caller holds the lock. */
 static void unhold(struct pool *pool, size_t first, size_t end,
                    struct trim_step *step)
 {
@@ -235,8 +246,9 @@ static void unhold(struct pool *pool, size_t first, size_t end,
 	}
 }
 
-/* Gives back the chunks [lo, hi), whose blocks are all held aside; those
- * whose pages the system will not drop go back on the list.  Lock held. */
+/* Gives back the chunks [lo, hi), whose blocks are all held aside.  The
+ * blocks of a chunk whose pages the system will not drop go back on the
+ * list.  The caller holds the lock. */
 static void give_back_chunks(struct pool *pool, size_t lo, size_t hi,
                              struct trim_step *step)
 {
@@ -246,7 +258,8 @@ static void give_back_chunks(struct pool *pool, size_t lo, size_t hi,
 	spend(step, TRIM_CALL);
 	if (!region_drop_pages(region_chunk_address(pool, lo),
 	                       region_chunk_address(pool, hi))) {
-		/* One at a time, so that each that goes counts. */
+		/* The chunks are tried one at a time, so that each chunk
+		 * whose pages are dropped counts as given back. */
 		if (hi - lo > 1) {
 			for (size_t c = lo; c < hi; c++)
 				give_back_chunks(pool, c, c + 1, step);
@@ -271,9 +284,10 @@ static void give_back_chunks(struct pool *pool, size_t lo, size_t hi,
 	                        region_chunk_address(pool, lo));
 }
 
-/* One step of a trim: sorts the taken list, else walks the chunks held
- * aside, for about TRIM_STEP units.  Returns whether work is left.  Lock
- * held. */
+/* Does one step of a trim, of about TRIM_STEP units of work.  It sorts the
+ * list that the trim took or, once that is done, walks the chunks that
+ * hold blocks held aside.  Returns whether work is left.  The caller holds
+ * the lock. */
 static bool trim_step(struct pool *pool, struct trim_step *step)
 {
 	struct free_list *list = &pool->list;
@@ -324,9 +338,10 @@ static bool trim_step(struct pool *pool, struct trim_step *step)
 	return list->held_blocks > 0;
 }
 
-/* A block the running trim holds aside, taken back when the pool has no
- * other: the first above held_lo (none is below).  Lock held;
- * held_blocks is not 0. */
+/* Takes back a block that the running trim holds aside, for when the pool
+ * has no other block, and returns its index.  It takes the first one from
+ * chunk held_lo on, since no block below that chunk is held aside.  The
+ * caller holds the lock, and held_blocks is not 0. */
 static size_t held_take(struct pool *pool)
 {
 	struct free_list *list = &pool->list;
@@ -344,10 +359,13 @@ static size_t held_take(struct pool *pool)
 	}
 }
 
-/* After list_pop() refused: drops a corrupted list (*corrupt names the
- * block whose link was refused), then takes a block from the list a trim
- * sorts, else one known to be zero (*fresh): from a chunk pool_trim() gave
- * back, or a never-used one; else one a trim holds aside.  Lock held. */
+/* Called after list_pop() refused the head of the list.  A list that is
+ * not empty is then corrupted: it is dropped, and *corrupt names the block
+ * whose link was refused.  Then a block is taken from the list that a trim
+ * sorts; failing that, a block known to be zero (and *fresh is set), from
+ * a chunk that pool_trim() gave back or from the never-used blocks;
+ * failing that, a block that a trim holds aside.  The caller holds the
+ * lock. */
 static void *take_rest(struct pool *pool, bool *fresh, void **corrupt)
 {
 	struct free_list *list = &pool->list;
@@ -355,8 +373,8 @@ static void *take_rest(struct pool *pool, bool *fresh, void **corrupt)
 	size_t index;
 
 	if (list->head != NULL) {
-		/* head is only ever refused when a pop decoded it from
-		 * last's link. */
+		/* A head is refused only after a pop decoded it from the
+		 * link of last, so last is the block to report. */
 		*corrupt = list->last;
 		list->head = NULL;
 		list->damaged = true;
@@ -383,7 +401,8 @@ static void *take_rest(struct pool *pool, bool *fresh, void **corrupt)
 	return region_block(pool, index);
 }
 
-/* Blocks handed out now: the bits set below bump.  Lock held. */
+/* Returns the number of blocks handed out now: the bits set in
+ * allocated[] below bump.  The caller holds the lock. */
 static size_t handed_out(const struct pool *pool)
 {
 	size_t count = 0;
@@ -404,7 +423,8 @@ void *list_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 	if (block == NULL)
 		block = take_rest(pool, fresh, &corrupt);
 	list_unlock(pool);
-	/* Never with the lock held: the handler may call the library. */
+	/* The report is made without the lock held, because the handler
+	 * may call the library. */
 	if (corrupt != NULL)
 		report_corrupted(pool, corrupt);
 	return block;
@@ -419,8 +439,8 @@ size_t list_trim(struct pool *pool)
 		return 0;
 	list_lock(pool);
 	if (list->trimming) {
-		/* Another thread trims the pool: it gives back what this
-		 * call would. */
+		/* Another thread is trimming the pool, and gives back what
+		 * this call would. */
 		list_unlock(pool);
 		return 0;
 	}
@@ -434,8 +454,9 @@ size_t list_trim(struct pool *pool)
 	TRIM_HOLD_START();
 	while (trim_step(pool, &step)) {
 		TRIM_HOLD_END();
-		/* A trim is long and rare: between its steps the threads
-		 * that wait for the lock (backing off) have it. */
+		/* A trim is long and rare, so between its steps the lock
+		 * goes to the threads that wait for it (backing off between
+		 * their looks at it). */
 		if (pool->mode == POOL_LOCKED) {
 			list_unlock(pool);
 			if (lock_wanted(&pool->lock))
@@ -451,8 +472,8 @@ size_t list_trim(struct pool *pool)
 	list->trimming = false;
 	list_check(pool);
 	list_unlock(pool);
-	/* A program may trim in a loop: the lock goes to the waiters in
-	 * between. */
+	/* A program may call pool_trim() in a loop, so the lock goes to the
+	 * threads that wait for it between the calls. */
 	if (pool->mode == POOL_LOCKED && lock_wanted(&pool->lock))
 		lock_give_way();
 	if (step.corrupt != NULL)
@@ -467,9 +488,9 @@ void list_fork_child(struct pool *pool)
 	char *block;
 	size_t first, end;
 
-	/* The thread that trimmed is not in the child: what it had taken
-	 * goes back on the list (a corrupted link found now is dropped
-	 * unreported: no report may be made here). */
+	/* The thread that was trimming does not exist in the child, so what
+	 * it had taken goes back on the list.  A corrupted link found now is
+	 * dropped without a report, because no report may be made here. */
 	if (!list->trimming)
 		return;
 	while ((block = sorting_take(pool, &step.corrupt)) != NULL)
@@ -497,23 +518,26 @@ size_t list_take_back(struct pool *pool, void **out, size_t n, size_t mark)
 	size_t left = 0;
 
 	list_lock(pool);
-	/* Last taken first: the never-used blocks the batch took from the
-	 * top of bump are at the top still (unless another thread took
-	 * more meanwhile), and the list gets back its order. */
+	/* The blocks go back in the reverse of the order they were taken
+	 * in.  That way each never-used block that the batch took is found
+	 * just below bump when its turn comes (unless another thread took
+	 * more blocks meanwhile), and the list gets its old order back. */
 	for (size_t i = n; i-- > 0;) {
 		char *block = out[i];
 		size_t index = region_slot(pool, block);
 		if (index >= pool->block_count ||
 		    !bit_test_and_clear(pool->allocated, index)) {
-			/* The fallback's, kept at the end of what was
-			 * seen. */
+			/* A fallback allocation.  It is stored at the end
+			 * of out[], in the part that the loop has already
+			 * been through. */
 			out[n - 1 - left++] = block;
 			continue;
 		}
 		list->allocs--;
 		if (index + 1 == list->bump && index >= mark) {
-			/* Never used again: zero, as the caller never had
-			 * it, and the peak is what it was. */
+			/* The block becomes a never-used block again.  It
+			 * is zeroed, as if the caller never had it, and the
+			 * peak stays what it was. */
 			hooks_block_expose(pool, block);
 			memset(block, 0, pool->block_size);
 			hooks_block_in(pool, block, hooks & ~HOOK_FILL);
@@ -546,8 +570,9 @@ void list_stats(struct pool *pool, pool_stats_t *out)
 	out->allocs = pool->list.allocs;
 	out->in_use = handed_out(pool);
 	out->frees = pool->list.allocs - out->in_use;
-	/* The free list is used before the bump, so in_use reaches a new
-	 * high only when it equals bump: the peak is exactly bump. */
+	/* Blocks are taken from the free list before the bump, so in_use
+	 * reaches a new high only when it equals bump, and the peak is
+	 * exactly bump. */
 	out->peak_in_use = pool->list.bump;
 	list_unlock(pool);
 	out->fallback_allocs =
@@ -557,9 +582,10 @@ void list_stats(struct pool *pool, pool_stats_t *out)
 }
 
 #ifdef SHIFTPOOL_ASSERTIONS
-/* The blocks of a list from block on, or SIZE_MAX when the list holds a
- * link the fast path would refuse (reported when met: check only whole
- * lists). */
+/* Returns the number of blocks in a list from block on, or SIZE_MAX when
+ * the list holds a link that the fast path would refuse.  Such a link is
+ * reported when the pool meets it, and list_check() checks only lists
+ * that are whole. */
 static size_t listed(struct pool *pool, char *block)
 {
 	struct free_list *list = &pool->list;
@@ -588,10 +614,10 @@ void list_check(struct pool *pool)
 		held += (size_t)__builtin_popcountll(list->held[w]);
 	assert(held == list->held_blocks);
 	assert(list->trimming || (held == 0 && list->sorting == NULL));
-	/* Every block below bump is handed out, listed, on the list a trim
-	 * sorts or held aside by it, in a chunk given back, or still to
-	 * carve, once; but for those lost with a list dropped as
-	 * corrupted. */
+	/* Every block below bump is, exactly once, either handed out, on
+	 * the list, on the list that a trim sorts, held aside by the trim,
+	 * in a chunk given back, or still to be carved.  The exception is
+	 * the blocks lost with a list that was dropped as corrupted. */
 	size_t known = on_list + sorting + held + handed_out(pool) +
 	               list->released_blocks + (list->carve_end - list->carve);
 	assert(list->damaged ? known <= list->bump : known == list->bump);

@@ -1,14 +1,15 @@
 /*
- * POOL_SINGLE and POOL_LOCKED: one free list for the whole pool (the
- * caller holds the lock in POOL_LOCKED mode).  The fast paths are inline
- * here; everything else is in list.c.
+ * POOL_SINGLE and POOL_LOCKED modes: one free list for the whole pool.  In
+ * POOL_LOCKED mode the caller holds the lock.  The fast paths are inline
+ * here, and everything else is in list.c.
  *
- * Free blocks are linked through their first word (see struct
- * list_list).  Blocks past `bump` have never been handed out, so
- * pool_init() builds no list (O(1), touches no page) and a block taken
- * from the bump is known to be zero.  One bit per block says whether it
- * is handed out; it turns a double free and a corrupted link into a
- * report instead of a block given to two owners.
+ * Free blocks are linked through their first word (see struct free_list
+ * in internal.h).  The blocks from `bump` on have never been handed out,
+ * so pool_init() builds no list (it takes constant time and touches no
+ * page), and a block taken from the bump is known to be zero.  One bit per
+ * block says whether the block is handed out.  The bit turns a double free
+ * or a corrupted link into a report, instead of a block given to two
+ * owners.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -17,17 +18,19 @@
 
 #include "hooks.h"
 
-/* list_pop() under Valgrind, where free blocks are inaccessible: the
- * head's link opened for the pop when the head is a free block. */
+/* list_pop() under Valgrind, where free blocks are inaccessible to the
+ * program.  When the head is a free block, its link is made accessible
+ * for the pop, and made inaccessible again if the pop fails. */
 POOL_COLD void *list_pop_opened(struct pool *pool);
 
 /*
- * Takes the head of the free list: the fast path (the public header's
- * shiftpool_list_pop_(), which programs may inline too).  Returns NULL
- * when the list is empty or its head is not to be trusted (no block of
- * the region, or marked handed out); then nothing changed, and
- * list_alloc_slow() tells which and reports.  Keeping the report out of
- * here leaves the fast path no call to make but tail calls.
+ * Takes the head of the free list.  This is the fast path: the public
+ * header's shiftpool_list_pop_(), which programs may inline too.  Returns
+ * NULL when the list is empty, or when its head is not to be trusted (it
+ * is not a block of the region, or it is marked handed out).  Nothing has
+ * changed then, and list_alloc_slow() finds out which case it is and
+ * makes the report.  Keeping the report out of this function leaves the
+ * fast path no calls to make other than tail calls.
  */
 POOL_INLINE void *list_pop(struct pool *pool, unsigned hooks)
 {
@@ -37,8 +40,8 @@ POOL_INLINE void *list_pop(struct pool *pool, unsigned hooks)
 	                           pool->block_count);
 }
 
-/* Frees the block of that index.  Returns 0, or the pool_error found;
- * nothing is changed on error. */
+/* Frees block, whose index in the region is index.  Returns 0, or the
+ * pool_error that it found; on an error nothing is changed. */
 POOL_INLINE int list_free(struct pool *pool, void *block, size_t index,
                             unsigned hooks)
 {
@@ -50,12 +53,13 @@ POOL_INLINE int list_free(struct pool *pool, void *block, size_t index,
 }
 
 /*
- * The bulk calls' loops (pool_malloc_bulk(), pool_free_bulk()): what
- * list_pop() and list_free() do, for up to n blocks.  Unhooked pools;
- * lock held in POOL_LOCKED mode.  list_pop_many() returns how many it
- * took; list_free_many() how many it freed before the first pointer it
- * left (outside the region, not handed out), for the caller to free the
- * slow way.
+ * The loops of the bulk calls, pool_malloc_bulk() and pool_free_bulk().
+ * They do what list_pop() and list_free() do, for up to n blocks.  They
+ * serve pools without hooks only, and in POOL_LOCKED mode the caller holds
+ * the lock.  list_pop_many() returns how many blocks it took.
+ * list_free_many() returns how many blocks it freed before the first
+ * pointer that it left alone (one outside the region, or a block that is
+ * not handed out), which the caller then frees the slow way.
  */
 POOL_INLINE size_t list_pop_many(struct pool *pool, size_t n, void **out)
 {
@@ -84,7 +88,8 @@ POOL_INLINE size_t list_pop_many(struct pool *pool, size_t n, void **out)
 	}
 	word_cache_flush(&map);
 	size_t got = (size_t)(next - out);
-	/* block: the head refused, or the link of the last block taken */
+	/* block is now either the head that was refused, or the decoded
+	 * link of the last block taken.  Either way it is the new head. */
 	list->head = block;
 	if (got != 0)
 		list->last = next[-1];
@@ -126,35 +131,44 @@ POOL_INLINE size_t list_free_many(struct pool *pool, size_t n,
 }
 
 /*
- * pool_malloc/pool_calloc when list_pop() found nothing: takes the lock
- * in POOL_LOCKED mode, then the head of the list or a never-used block
- * (*fresh).  A corrupted list is dropped (its blocks are lost, never handed
- * out twice) and reported once the lock is released.  NULL when the pool
- * has no block left.
+ * pool_malloc() and pool_calloc() call this when list_pop() found
+ * nothing.  It takes the lock in POOL_LOCKED mode, then takes the head of
+ * the list or, failing that, another free block; *fresh is set when that
+ * block is known to be zero (a never-used block, or one of a chunk that
+ * pool_trim() gave back).  A corrupted list is dropped, so that its blocks
+ * are lost rather than handed out twice, and the corruption is reported
+ * once the lock is released.  Returns NULL when the pool has no block
+ * left.
  */
 POOL_COLD void *list_alloc_slow(struct pool *pool, bool *fresh,
                                   unsigned hooks);
-/* Whether the block of that index is handed out now. */
+/* Returns whether the block with that index is handed out now. */
 bool list_block_is_live(struct pool *pool, size_t index);
 /*
- * A failed pool_malloc_bulk() taking back what it took, uncounted: mark is
- * list_mark() from before the batch (the never-used blocks it took above
- * it become never used again, so the peak stays).  The pool's blocks of
- * out[0, n) go back; the others (the fallback's) are moved to the start of
- * out[], and their number returned, for the caller to free.
+ * A failed pool_malloc_bulk() takes back what it took, without counting
+ * it.  list_mark() returns the bump as it is before the batch, and that
+ * value is given to list_take_back() as mark: the never-used blocks that
+ * the batch took from mark on become never used again, so the peak stays
+ * what it was.  list_take_back() puts the pool's blocks among out[0, n)
+ * back.  It moves the other pointers (the fallback's) to the start of
+ * out[], and returns how many there are, for the caller to free.
  */
 size_t list_mark(struct pool *pool);
 size_t list_take_back(struct pool *pool, void **out, size_t n, size_t mark);
 /* pool_trim(): gives back the chunks of the region that hold only free
- * blocks; returns the bytes.  Linear in the region, and the pool is held
- * for a bounded step at a time (list.c). */
+ * blocks, and returns the number of bytes given back.  Its work is linear
+ * in the size of the region, and it holds the pool for a bounded step at
+ * a time (see list.c). */
 size_t list_trim(struct pool *pool);
-/* fork(), in the child, lock held: a trim the child's thread was not
- * running is undone. */
+/* Called in the child after fork(), with the lock held.  A trim that
+ * another thread was running at the fork, a thread that the child does
+ * not have, is undone. */
 void list_fork_child(struct pool *pool);
-/* The counters of pool_stats(); exact. */
+/* Fills in the counters of pool_stats(), which are exact in these
+ * modes. */
 void list_stats(struct pool *pool, pool_stats_t *out);
-/* Checks the list's invariant (internal.h) under --enable-debug. */
+/* Checks the invariant of the list (see struct free_list in internal.h)
+ * in a build configured with --enable-debug, and does nothing otherwise. */
 void list_check(struct pool *pool);
 
 #endif /* SHIFTPOOL_SHARED_H */

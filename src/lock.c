@@ -1,7 +1,7 @@
 /*
- * POOL_LOCKED's lock: the waiting side.  Taking a free lock and releasing
- * it are inline (lock_acquire() and lock_release(), internal.h); a thread
- * that finds it taken waits here.
+ * The waiting side of POOL_LOCKED's lock.  Taking a free lock and
+ * releasing it are inline functions (lock_acquire() and lock_release() in
+ * internal.h); a thread that finds the lock taken waits here.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -12,13 +12,15 @@
 /* ------------------------------------------------------------ constants */
 
 /*
- * A waiter backs off exponentially between looks at the lock, from
- * LOCK_BACKOFF_MIN pauses to LOCK_BACKOFF_MAX, and yields its core once it
- * has waited that long LOCK_YIELD_AFTER times.  Each look takes the lock's
- * cache line (and the list's, at the next acquisition) away from the thread
- * that holds it: under contention, waiters that look less let the holder run
- * many short sections with its lines in its own cache, where looking
- * after every pause made every section wait for the lines to come back.
+ * A waiter backs off exponentially between its looks at the lock, from
+ * LOCK_BACKOFF_MIN pauses up to LOCK_BACKOFF_MAX pauses.  Once it waits
+ * LOCK_BACKOFF_MAX pauses, it yields its core after every LOCK_YIELD_AFTER
+ * such waits.  Each look takes the lock's cache line (and, at the next
+ * acquisition, the list's) away from the thread that holds the lock.
+ * Under contention, waiters that look less often let the holder run many
+ * short sections with these lines in its own cache.  When the waiters
+ * looked after every pause, every section had to wait for the lines to
+ * come back.
  */
 #define LOCK_BACKOFF_MIN 8
 #define LOCK_BACKOFF_MAX 64

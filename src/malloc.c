@@ -1,24 +1,27 @@
 /*
- * libshiftpool-malloc: the process's malloc family from one pool set.
+ * libshiftpool-malloc serves the malloc family of the process from one
+ * pool set.
  *
- * Preloaded (LD_PRELOAD) or linked, this library defines malloc(),
- * calloc(), realloc(), reallocarray(), free(), posix_memalign(),
+ * Whether it is preloaded (LD_PRELOAD) or linked, this library defines
+ * malloc(), calloc(), realloc(), reallocarray(), free(), posix_memalign(),
  * aligned_alloc(), memalign(), valloc(), pvalloc() and
  * malloc_usable_size(), and serves them from one pool set.  What the set
- * does not serve (sizes above its largest class, a class that ran out,
- * alignments above a page) goes to the C library's own allocator, which
- * glibc exports as __libc_malloc() and its kin: the set is created with
- * those as its fallback, so it sends them there and takes their pointers
+ * does not serve (sizes above its largest class, requests to a class that
+ * ran out, and alignments above a page) goes to the C library's own
+ * allocator, which glibc exports as __libc_malloc() and its kin.  The set
+ * is created with those functions as its fallback, so it sends there
+ * itself the requests that its classes cannot serve; this file sends the
+ * alignments above a page there directly.  Either way, their pointers come
  * back through the same pool_set_free().
  *
  * The set is made on the first call, from the settings in the environment
- * variable SHIFTPOOL_MALLOC (shiftpool-malloc(7)).  The library never
+ * variable SHIFTPOOL_MALLOC (see shiftpool-malloc(7)).  The library never
  * calls malloc() for its own state, so making the set recurses into this
- * file only if something below it does (the C library, say); such a call
- * comes from the thread that is making the set and is served by the C
- * library directly.  Every other thread waits for the set.  free() and
- * its kin send a pointer to the set only once the set exists: before, no
- * pointer can be the set's.
+ * file only if something below the library does (the C library, say).
+ * Such a call comes from the thread that is making the set, and the C
+ * library serves it directly.  Every other thread waits for the set.
+ * free() and its kin send a pointer to the set only once the set exists:
+ * before that, no pointer can be the set's.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -39,8 +42,8 @@
 
 #include "shiftpool.h"
 
-/* The C library's allocator under its own names (glibc exports these so
- * that a replacement malloc can reach the original). */
+/* The C library's allocator under its own names.  glibc exports these so
+ * that a replacement malloc can reach the original. */
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t nmemb, size_t size);
 extern void *__libc_realloc(void *ptr, size_t size);
@@ -51,19 +54,22 @@ extern void *__libc_memalign(size_t alignment, size_t size);
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-/* What malloc() promises every allocation, and so every class block. */
+/* The alignment that malloc() promises for every allocation, and so for
+ * every block of a class. */
 #define MIN_ALIGN ((size_t)16)
 
 /* ------------------------------------------------------------ settings */
 
-/* The defaults need no configuration and are safe with threads: 16 B to
- * 32 KiB, per-thread caches, 1 GiB of address space per class (reserved,
- * not committed, so no class runs out before the machine does). */
+/* The defaults need no configuration and are safe with threads: classes
+ * from 16 B to 32 KiB, in POOL_PER_THREAD mode (with per-thread caches),
+ * and 1 GiB of address space per class.  That address space is reserved,
+ * not committed, so no class runs out before the machine does. */
 #define DEFAULT_MIN   ((size_t)16)
 #define DEFAULT_MAX   ((size_t)32768)
 #define DEFAULT_BYTES ((size_t)1 << 30)
-/* With the default reservation refused (a limit on address space, strict
- * overcommit), the set is tried smaller down to this. */
+/* When the default reservation is refused (because of a limit on address
+ * space, or strict overcommit), smaller sets are tried, down to this many
+ * bytes per class. */
 #define SMALLEST_BYTES ((size_t)16 << 20)
 
 struct settings {
@@ -72,8 +78,9 @@ struct settings {
 	size_t max_block;
 	size_t bytes;
 	bool bytes_given;
-	/* Statistics at exit: none, to stderr, or to a file (its name in
-	 * path[], "%p" standing for the process ID). */
+	/* Where the statistics go at exit: nowhere, to stderr, or to a
+	 * file, whose name is in path[] with "%p" standing for the process
+	 * ID. */
 	enum { STATS_NONE, STATS_STDERR, STATS_FILE } stats;
 	int format;
 	char path[4096];
@@ -81,7 +88,7 @@ struct settings {
 
 static struct settings settings;
 
-/* One line on stderr, made without malloc(). */
+/* Writes one line on stderr, without calling malloc(). */
 static void say(const char *what, const char *detail, size_t detail_len)
 {
 	static const char prefix[] = "shiftpool-malloc: ";
@@ -106,8 +113,8 @@ static bool token_is(const char *token, size_t len, const char *word)
 	return strlen(word) == len && memcmp(token, word, len) == 0;
 }
 
-/* A size: decimal digits and an optional K, M, G or T (powers of 1024).
- * false for anything else, 0 or an overflow. */
+/* Parses a size: decimal digits, then an optional K, M, G or T (powers of
+ * 1024).  Returns false for anything else, for 0, and on overflow. */
 static bool parse_size(const char *text, size_t len, size_t *out)
 {
 	size_t value = 0, i = 0;
@@ -134,8 +141,8 @@ static bool parse_size(const char *text, size_t len, size_t *out)
 	return true;
 }
 
-/* One "key=value" of SHIFTPOOL_MALLOC into s; false when it is not one
- * this library knows. */
+/* Parses one "key=value" item of SHIFTPOOL_MALLOC into s.  Returns false
+ * when it is not an item that this library knows. */
 static bool parse_setting(struct settings *s, const char *item, size_t len)
 {
 	const char *eq = memchr(item, '=', len);
@@ -189,12 +196,12 @@ static bool parse_setting(struct settings *s, const char *item, size_t len)
 }
 
 /*
- * The settings: the defaults, then SHIFTPOOL_MALLOC's comma-separated
- * "key=value" items, read with secure_getenv() (a set-user-ID program
- * keeps the defaults).  Anything this library does not understand is
- * reported on stderr and the defaults are kept whole: a mistyped setting
- * must not quietly run another configuration.  No malloc(): the text is
- * read in place.
+ * Reads the settings: the defaults, then the comma-separated "key=value"
+ * items of SHIFTPOOL_MALLOC, which is read with secure_getenv() (so a
+ * set-user-ID program keeps the defaults).  Anything that this library
+ * does not understand is reported on stderr, and the defaults are then
+ * kept whole: a mistyped setting must not quietly run another
+ * configuration.  The text is read in place, without malloc().
  */
 static void settings_read(struct settings *s)
 {
@@ -218,8 +225,8 @@ static void settings_read(struct settings *s)
 		}
 		at += len + (end != NULL);
 	}
-	/* The class range as pool_set_init() takes it, checked here so
-	 * that a mistake in it is one too. */
+	/* The range of classes is checked here as pool_set_init() would
+	 * check it, so that a mistake in it is reported like any other. */
 	if (!power_of_two(read.min_block) || !power_of_two(read.max_block) ||
 	    read.min_block < POOL_MIN_BLOCK_SIZE ||
 	    read.min_block > read.max_block ||
@@ -234,8 +241,9 @@ static void settings_read(struct settings *s)
 
 /* ------------------------------------------------------------ fallback */
 
-/* glibc's malloc_usable_size() has no second name, so it is looked up
- * past this library; this library's own is never taken for it. */
+/* glibc's malloc_usable_size() has no second name, so it is looked up in
+ * the objects loaded after this library, and this library's own
+ * malloc_usable_size() is never taken for it. */
 static _Atomic(size_t (*)(void *)) libc_usable_size_fn;
 
 EXPORT size_t malloc_usable_size(void *ptr);
@@ -247,7 +255,7 @@ static size_t (*libc_usable_size_resolve(void))(void *)
 	if (likely(fn != NULL))
 		return fn;
 	/* dlsym() with RTLD_NEXT finds the next definition in the search
-	 * order (the C library's) and allocates nothing on success. */
+	 * order (the C library's), and allocates nothing when it succeeds. */
 	void *sym = dlsym(RTLD_NEXT, "malloc_usable_size");
 	if (sym == NULL || sym == (void *)malloc_usable_size)
 		return NULL;
@@ -309,10 +317,12 @@ static atomic_int set_state = SET_NONE;
 static pool_set_t *the_set;
 static size_t page_size = 4096;
 static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
-/* The thread making the set (its pthread_self()), while it does. */
+/* The thread that is making the set (its pthread_self()), while it makes
+ * it. */
 static _Atomic uintptr_t set_maker;
-/* Allocations this file sent to the C library itself: made while the
- * set was being made, or aligned beyond a page. */
+/* The allocations that this file sent to the C library directly: those
+ * made while the set was being made, and aligned ones that no class
+ * served (alignments beyond a page, say). */
 static atomic_ulong direct_allocs;
 
 static size_t page_now(void)
@@ -334,7 +344,7 @@ static pool_set_t *set_make(void)
 		if (set != NULL)
 			return set;
 		/* The default reservation may be more than a limit on
-		 * address space allows: smaller ones are tried. */
+		 * address space allows, so smaller ones are tried. */
 		if (errno != ENOMEM || settings.bytes_given ||
 		    bytes / 2 < SMALLEST_BYTES)
 			break;
@@ -348,8 +358,9 @@ static pool_set_t *set_make(void)
 	return NULL;
 }
 
-/* The set, made on the first call; NULL while this thread is making it
- * (the C library serves its calls) or when it could not be made. */
+/* Returns the set, which is made on the first call.  Returns NULL while
+ * this thread is making it (the C library then serves the thread's
+ * calls), or when the set could not be made. */
 static __attribute__((noinline)) pool_set_t *set_start(void)
 {
 	int state = atomic_load_explicit(&set_state, memory_order_acquire);
@@ -387,8 +398,8 @@ static inline pool_set_t *set_get(void)
 	return set_start();
 }
 
-/* The set if it exists, without making it: what a pointer given back may
- * belong to. */
+/* Returns the set if it exists, without making it.  A pointer that is
+ * given back can belong only to a set that exists. */
 static inline pool_set_t *set_if_ready(void)
 {
 	if (likely(atomic_load_explicit(&set_state, memory_order_acquire) ==
@@ -397,8 +408,9 @@ static inline pool_set_t *set_if_ready(void)
 	return NULL;
 }
 
-/* Counted only while there may be statistics to print: without a set,
- * every call is the C library's and nothing is printed. */
+/* Counts an allocation made directly by the C library.  It is counted
+ * only while there may be statistics to print: without a set, every call
+ * goes to the C library, and nothing is printed. */
 static void count_direct(void)
 {
 	if (atomic_load_explicit(&set_state, memory_order_relaxed) != SET_NEVER)
@@ -447,7 +459,7 @@ EXPORT void *realloc(void *ptr, size_t size)
 	pool_set_t *set = set_if_ready();
 	if (likely(set != NULL))
 		return pool_set_realloc(set, ptr, size);
-	/* No set yet: the pointer is the C library's. */
+	/* There is no set yet, so the pointer is the C library's. */
 	return __libc_realloc(ptr, size);
 }
 
@@ -462,11 +474,12 @@ EXPORT void *reallocarray(void *ptr, size_t nmemb, size_t size)
 }
 
 /*
- * size bytes aligned to alignment (a power of two).  A class block of 2^k
- * bytes is aligned to 2^k up to the page size, so up to a page the class
- * of the larger of size and alignment serves; its block is checked all
- * the same, since an exhausted class hands out the fallback's memory.
- * Larger alignments, and sizes no class holds, are the C library's.
+ * Returns size bytes aligned to alignment, a power of two.  A block of a
+ * class of 2^k bytes is aligned to 2^k, up to the page size, so for an
+ * alignment up to a page, the class that fits the larger of size and
+ * alignment serves the request.  Its block is checked all the same,
+ * because an exhausted class hands out the fallback's memory.  Larger
+ * alignments, and sizes that no class holds, are served by the C library.
  */
 static void *aligned_get(size_t alignment, size_t size)
 {
@@ -488,8 +501,9 @@ static void *aligned_get(size_t alignment, size_t size)
 	return __libc_memalign(alignment, size);
 }
 
-/* memalign() as glibc's: an alignment that is no power of two is rounded
- * up to one; one beyond half the address space is EINVAL. */
+/* memalign() as glibc has it: an alignment that is not a power of two is
+ * rounded up to one, and an alignment beyond half the address space fails
+ * with EINVAL. */
 EXPORT void *memalign(size_t alignment, size_t size)
 {
 	if (alignment > SIZE_MAX / 2 + 1) {
@@ -525,8 +539,8 @@ EXPORT void *valloc(size_t size)
 	return aligned_get(page_now(), size);
 }
 
-/* valloc() of the size rounded up to whole pages (0 stays 0, as in
- * glibc). */
+/* valloc() of the size rounded up to whole pages.  A size of 0 stays 0,
+ * as in glibc. */
 EXPORT void *pvalloc(size_t size)
 {
 	size_t page = page_now();
@@ -556,7 +570,8 @@ __attribute__((constructor)) static void malloc_load(void)
 	(void)libc_usable_size_resolve();
 }
 
-/* The statistics file's name: "%p" becomes the process ID, "%%" a %. */
+/* Writes the name of the statistics file into out: "%p" becomes the
+ * process ID, and "%%" becomes a single %. */
 static void stats_path(char *out, size_t size)
 {
 	size_t n = 0;
@@ -579,13 +594,14 @@ static void stats_path(char *out, size_t size)
 }
 
 /*
- * Writes the set's statistics at exit, when asked to: a line naming the
- * process and what went to the C library directly, then the set's own
- * report; in JSON one object per process on one line,
+ * Writes the set's statistics at exit, when the settings ask for them: a
+ * line naming the process and telling how many allocations went to the C
+ * library directly, then the set's own report.  In JSON the report is one
+ * object per process, on one line:
  * {"kind":"malloc","pid":N,"direct":N,"set":{...}}.  The whole report is
- * one write(), so that processes sharing a file (a pipeline, say) never
- * mix their lines.  The set is never destroyed: later destructors may
- * still free.
+ * written with one write(), so that processes sharing a file (a pipeline,
+ * say) never mix their lines.  The set is never destroyed, because later
+ * destructors may still call free().
  */
 __attribute__((destructor)) static void malloc_unload(void)
 {

@@ -1,20 +1,22 @@
 /*
  * The library's own small objects: a set's descriptor, a thread's cache
- * for a pool, the registry's chunks of slots.  They come from mappings of
- * the library's own, never from malloc(), so that a program whose malloc()
- * is a pool set (libshiftpool-malloc.so, or any allocator hook) can call
- * the library from inside malloc() without it calling malloc() back.
+ * for a pool, and the registry's chunks of slots.  They come from mappings
+ * of the library's own, never from malloc(), so that a program whose
+ * malloc() is a pool set (libshiftpool-malloc.so, or any allocator hook)
+ * can call the library from inside malloc() without the library calling
+ * malloc() back.
  *
- * Objects up to META_MAX_SMALL bytes are cut from 64 KiB mappings in
- * power-of-two sizes from META_MIN_SMALL, and a freed one goes on the free
- * list of its size, to be reused: they are few (a handful per pool and per
- * thread), made and freed rarely, so one mutex guards them all.  Larger
- * objects are mappings of their own, unmapped when freed.  Every object
- * is zeroed when handed out, and aligned to a cache line.
+ * Objects of up to META_MAX_SMALL bytes are cut from 64 KiB mappings
+ * (META_CHUNK), in power-of-two sizes from 2^META_MIN_SHIFT bytes (a cache
+ * line) up.  A freed object goes on the free list of its size, to be
+ * reused.  These objects are few (a handful per pool and per thread), and
+ * they are made and freed rarely, so one mutex guards them all.  Larger
+ * objects are mappings of their own, unmapped when they are freed.  Every
+ * object is zeroed when it is handed out, and aligned to a cache line.
  *
- * fork(): the mutex is taken around it (registry.c's handlers call
- * meta_fork_prepare() and meta_fork_release()), so a child forked while
- * another thread makes a cache can make one too.
+ * The mutex is taken around fork() (registry.c's fork handlers call
+ * meta_fork_prepare() and meta_fork_release()), so that a child forked
+ * while another thread was making a cache can make one too.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -31,14 +33,15 @@
 #define META_MAX_SMALL ((size_t)1 << META_MAX_SHIFT)
 #define META_CHUNK     ((size_t)64 << 10)
 
-/* A free object: the next free object of its size. */
+/* A free object holds a pointer to the next free object of its size. */
 struct meta_free_object {
 	struct meta_free_object *next;
 };
 
-/* Guarded by meta_lock.  Invariant: every object on free_lists[c] is
- * 2^(c + META_MIN_SHIFT) bytes of a chunk, none handed out; [carve,
- * carve_end) is the unused rest of the newest chunk. */
+/* These are guarded by meta_lock.  The invariant: every object on
+ * free_lists[c] is a piece of 2^(c + META_MIN_SHIFT) bytes of a chunk, and
+ * none of them is handed out; [carve, carve_end) is the unused rest of the
+ * newest chunk. */
 static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct meta_free_object *free_lists[META_CLASSES];
 static char *carve, *carve_end;
@@ -66,7 +69,8 @@ static size_t meta_large_size(size_t size)
 	return (size + page - 1) & ~(page - 1);
 }
 
-/* An object of class c, or NULL; lock held. */
+/* Returns an object of class c, or NULL when no memory can be had.  The
+ * caller holds the lock. */
 static void *meta_take(unsigned c)
 {
 	size_t size = (size_t)1 << (c + META_MIN_SHIFT);
@@ -79,7 +83,7 @@ static void *meta_take(unsigned c)
 	}
 	if ((size_t)(carve_end - carve) < size) {
 		/* The rest of the old chunk goes to the free lists, in the
-		 * largest pieces that fit, so nothing is stranded. */
+		 * largest pieces that fit, so that none of it is stranded. */
 		while (carve_end - carve >= (ptrdiff_t)((size_t)1 << META_MIN_SHIFT)) {
 			unsigned piece = META_CLASSES - 1;
 			while (((size_t)1 << (piece + META_MIN_SHIFT)) >

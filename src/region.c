@@ -1,18 +1,18 @@
 /*
- * The region: one contiguous mapping of block_count blocks of 2^k bytes,
- * between two inaccessible guard pages, and apart from it, in a mapping of
- * their own, the pool and the side tables its mode needs (a bit per block,
- * or a descriptor per span).  The last block ends where the upper guard
- * page starts, so a write that runs off the end of the region faults at
- * the write; one that runs off the start faults too when the region fills
- * whole pages, and otherwise lands in the unused start of the first page.
- * Neither reaches the pool's own bookkeeping.
+ * The region is one contiguous mapping of block_count blocks of 2^k bytes,
+ * between two inaccessible guard pages.  Apart from it, in a mapping of
+ * their own, lie the pool structure and the side tables that its mode
+ * needs (a bit per block, or a descriptor per span).  The last block ends
+ * where the upper guard page starts, so a write that runs off the end of
+ * the region faults at the write.  A write that runs off the start faults
+ * too when the blocks fill whole pages; otherwise it lands in the unused
+ * start of the first page.  Neither reaches the pool's own bookkeeping.
  *
  * Everything is mapped anonymous and private, so the kernel hands out zero
- * pages on first touch: a pool costs address space at pool_init() and
- * resident memory only as blocks are used, and a block that was never handed
- * out is known to be zero.  MAP_NORESERVE: untouched pages cost nothing,
- * not even commit charge.
+ * pages on first touch.  A pool costs address space at pool_init(), and
+ * resident memory only as its blocks are used, and a block that was never
+ * handed out is known to be zero.  The mappings are made with
+ * MAP_NORESERVE, so untouched pages cost nothing, not even commit charge.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -32,15 +32,17 @@ static size_t round_up(size_t n, size_t align)
 	return (n + align - 1) & ~(align - 1);
 }
 
-/* The side tables of a pool that must not wait on a page fault: touched
- * (or locked) with the region.  Best effort: they are small. */
+/* Makes resident the side tables of a pool that must not wait on a page
+ * fault: they are locked (under POOL_LOCK_MEMORY) or touched (under
+ * POOL_PREFAULT), along with the region.  This is best effort, as the
+ * tables are small: a failure is ignored. */
 static void mlock_side(struct pool *pool)
 {
 	if (pool->flags & POOL_LOCK_MEMORY)
 		mlock(pool->side, pool->side_size);
 	else
-		/* A write (adding 0) faults each page in for good; a read
-		 * would map the shared zero page. */
+		/* A write (adding 0) faults each page in for good, where a
+		 * read would only map the shared zero page. */
 		for (size_t at = 0; at < pool->side_size;
 		     at += region_page_size())
 			__atomic_fetch_add((char *)pool->side + at, 0,
@@ -54,20 +56,24 @@ static void *map_anonymous(size_t size, int protection)
 	return map == MAP_FAILED ? NULL : map;
 }
 
-/* The size of a pool's own mapping: the structure, then a bit per block,
- * a bit per chunk and another bit per block (POOL_SINGLE, POOL_LOCKED) or
- * a descriptor per span (POOL_PER_THREAD), cache-line aligned; 0 on
- * overflow. */
+/* Returns the size of a pool's own mapping, or 0 on overflow.  The mapping
+ * holds the pool structure, then the tables, which start on a cache line:
+ * a bit per block, a bit per chunk and another bit per block (POOL_SINGLE
+ * and POOL_LOCKED), or a descriptor per span (POOL_PER_THREAD).  It sets
+ * *tables_at to the tables' offset, and in POOL_PER_THREAD mode *n_spans
+ * to the number of spans. */
 static size_t side_size(int mode, size_t count, unsigned span_shift,
                         size_t chunks, size_t *tables_at, size_t *n_spans)
 {
-	/* The bitmaps are pool->allocated[], right after the structure. */
+	/* The bitmaps start at pool->allocated[], right after the
+	 * structure. */
 	size_t head = mode == POOL_PER_THREAD
 	                  ? round_up(sizeof(struct pool), POOL_CACHE_LINE)
 	                  : offsetof(struct pool, allocated);
 	*tables_at = head;
 	if (mode != POOL_PER_THREAD) {
-		/* allocated[], released[], then held[] (list.c). */
+		/* They are allocated[], released[], then held[] (see
+		 * list.c). */
 		size_t words =
 		    2 * ((count - 1) / 64 + 1) + (chunks - 1) / 64 + 1;
 		return words > (SIZE_MAX - head) / sizeof(uint64_t)
@@ -81,14 +87,16 @@ static size_t side_size(int mode, size_t count, unsigned span_shift,
 	return head + spans * sizeof(struct span);
 }
 
-/* The alignment and size of the region's accessible part (the area):
- * pages, or 2 MiB huge pages under POOL_HUGEPAGES; 0 on overflow. */
+/* Returns the alignment of the region's accessible part (the area), to
+ * which the area's size is rounded up too: a page, or a 2 MiB huge page
+ * under POOL_HUGEPAGES. */
 static size_t area_align(int flags)
 {
 	return (flags & POOL_HUGEPAGES) ? REGION_HUGE_PAGE : region_page_size();
 }
 
-/* Populates (and locks) the area as the options ask; 0 or errno. */
+/* Populates the area, and locks it, as the options ask.  Returns 0 or an
+ * errno value. */
 static int area_prepare(struct pool *pool)
 {
 	if (pool->flags & POOL_HUGEPAGES)
@@ -107,8 +115,9 @@ static int area_prepare(struct pool *pool)
 	if (errno != EINVAL)
 		return ENOMEM;
 #endif
-	/* An older kernel: touch every page.  The area is zero, and stays
-	 * so (never-used blocks are known to be zero). */
+	/* An older kernel does not know MADV_POPULATE_WRITE, so every page
+	 * is touched instead.  The area is zero, and writing zero keeps it
+	 * so, as never-used blocks are known to be zero. */
 	for (size_t at = 0; at < pool->area_size; at += region_page_size())
 		((volatile char *)pool->area)[at] = 0;
 	return 0;
@@ -160,7 +169,8 @@ int region_reserve(struct pool *pool)
 	size_t used = pool->block_count << pool->block_shift;
 	size_t area = round_up(used, align);
 
-	/* Guard pages on both sides, and room to align the area. */
+	/* The mapping holds a guard page on each side, and room to align
+	 * the area. */
 	if (area == 0 || area > SIZE_MAX - 2 * page - align)
 		return ENOMEM;
 	size_t total = area + 2 * page + (align - page);
@@ -173,14 +183,15 @@ int region_reserve(struct pool *pool)
 	pool->area_size = area;
 	if (mprotect(pool->area, area, PROT_READ | PROT_WRITE) != 0)
 		return ENOMEM;
-	/* The last block ends where the guard page starts: an overflow off it
-	 * faults.  Blocks stay aligned to their size up to the page size
-	 * (area - used is a multiple of both). */
+	/* The last block ends where the upper guard page starts, so an
+	 * overflow off its end faults.  Blocks stay aligned to their size, up
+	 * to the page size, because area - used is a multiple of the smaller
+	 * of the two. */
 	pool->base = pool->area + (area - used);
 	pool->end = pool->base + used;
-	/* The pool answers for its whole mapping: a pointer into a guard
-	 * page, the unused start of the first page or the alignment's slack
-	 * is misuse, never something for free(). */
+	/* The pool answers for its whole mapping.  A pointer into a guard
+	 * page, into the unused start of the first page, or into the slack
+	 * left by the alignment is misuse, and is never handed to free(). */
 	pool->claim_lo = map;
 	pool->claim_hi = map + total;
 	int error = area_prepare(pool);
@@ -254,7 +265,8 @@ void region_release(struct pool *pool)
 		hooks_mapping_forget(pool->mapping, pool->mapping_size);
 		munmap(pool->mapping, pool->mapping_size);
 	}
-	/* Last: the pool itself lives there. */
+	/* The pool's own mapping is released last, because the pool
+	 * structure itself lives there. */
 	void *side = pool->side;
 	size_t size = pool->side_size;
 	hooks_mapping_forget(side, size);

@@ -1,31 +1,33 @@
 /*
- * The live pools of the process, for two things:
+ * The registry of the live pools of the process.  It serves two purposes:
  *
- *  - Telling another pool's pointer.  A pointer that pool_free() finds
- *    outside its pool's region goes to free(), unless it lies in the
- *    region of another live pool: handed to free(), such a block would
+ *  - Recognising a pointer of another pool.  A pointer that pool_free()
+ *    finds outside its pool's region goes to free(), unless it lies in the
+ *    region of another live pool.  Handed to free(), such a block would
  *    corrupt the C library's heap (or be taken into it, and handed to a
- *    second owner).  registry_find() answers without a lock.  First a
- *    table with a count per 2 MiB granule of the address space, of the
- *    live regions that reach into it: a pointer whose granule no region
- *    reaches (a fallback allocation, nearly always) is answered with one
- *    load.  Only the others are looked up in the regions, which sit in
- *    slots that are written under the registry lock and read under a
- *    sequence count each, in chunks that are never moved or freed, so a
- *    reader never follows a pointer that may go away.
- *  - fork() while other threads use a pool: the child has only the forking
- *    thread, so any lock another thread held at the fork would stay locked
- *    in the child forever.  The prepare handler takes every lock the
- *    library uses (in one order: the registry, each POOL_LOCKED pool's
- *    lock and each POOL_PER_THREAD pool's, which pool_trim() holds, the
- *    per-thread registry, the trace, the error handler's, the library's
- *    own objects'), so the fork
- *    happens at a moment when no other thread is inside a locked section
- *    (no trim holds spans off a pool's stack), and both sides release them
- *    afterwards.  Lock-free state needs no such care: the POOL_PER_THREAD
- *    spans that another thread held at the fork stay with that thread's
- *    cache in the child, where nobody uses them; the child allocates from
- *    the other spans.
+ *    second owner).  registry_find() answers without taking a lock.  It
+ *    first looks at a table that holds, for each 2 MiB granule of the
+ *    address space, the number of live regions that reach into the
+ *    granule.  A pointer whose granule no region reaches (nearly always a
+ *    fallback allocation) is answered with that one load.  Only the other
+ *    pointers are looked up among the regions.  Each region sits in a slot
+ *    that is written under the registry lock and read under a sequence
+ *    count of its own, and the slots sit in chunks that are never moved or
+ *    freed, so a reader never follows a pointer that may go away.
+ *  - Making fork() safe while other threads use a pool.  The child has
+ *    only the forking thread, so any lock that another thread held at the
+ *    fork would stay locked in the child forever.  The prepare handler
+ *    therefore takes every lock that the library uses, in one order: the
+ *    registry lock, the lock of each POOL_LOCKED pool and of each
+ *    POOL_PER_THREAD pool (which pool_trim() holds), the lock of the
+ *    per-thread registry, the trace's, the error handler's, and the lock
+ *    of the library's own objects.  The fork thus happens at a moment when
+ *    no other thread is inside a locked section (so no trim holds spans
+ *    off a pool's stack), and both sides release the locks afterwards.
+ *    Lock-free state needs no such care.  The POOL_PER_THREAD spans that
+ *    another thread held at the fork stay with that thread's cache in the
+ *    child, where nobody uses them, and the child allocates from the other
+ *    spans.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -41,9 +43,10 @@
 #define CHUNK_SLOTS 64
 
 /*
- * A live pool's region [lo, hi), or an empty slot (pool NULL, lo = hi =
- * 0).  seq is odd while the slot is being written: a reader that sees it
- * odd, or changed across its reads, reads again.
+ * A slot holds the range [lo, hi) that a live pool answers for, or is
+ * empty (pool NULL, lo = hi = 0).  seq is odd while the slot is being
+ * written.  A reader that sees it odd, or sees it change across its reads,
+ * reads again.
  */
 struct slot {
 	_Atomic uint64_t seq;
@@ -53,21 +56,22 @@ struct slot {
 
 struct chunk {
 	struct slot slots[CHUNK_SLOTS];
-	/* slots [0, used) have been used; grows only */
+	/* slots [0, used) have been used; used only ever grows */
 	_Atomic size_t used;
 	_Atomic(struct chunk *) next;
 };
 
 /*
- * The granule table: one count per 2 MiB of the address space below
- * 2^GRANULE_SPACE_BITS (64 MiB of reserved address space on a 64-bit
- * system, of which only the pages that count a region are ever touched;
- * a read of the others maps the zero page).  A count is the number of
- * live regions that reach into the granule; 255 sticks (it is never
- * decremented again, and the granule is always looked up).  Written under
- * the registry lock; read with relaxed loads: a region is counted before
- * its pool is handed to anyone, and a pointer of a region being removed
- * belongs to a pool nobody may use any more.
+ * The granule table holds one count per 2 MiB of the address space below
+ * 2^GRANULE_SPACE_BITS.  On a 64-bit system it takes 64 MiB of reserved
+ * address space, of which only the pages that count a region are ever
+ * written; a read of the others maps the zero page.  A count is the number
+ * of live regions that reach into the granule.  A count of 255 sticks: it
+ * is never decremented again, and the granule is always looked up.  The
+ * table is written under the registry lock and read with relaxed loads.
+ * That is enough, because a region is counted before its pool is handed to
+ * anyone, and a pointer into a region that is being removed belongs to a
+ * pool that nobody may use any more.
  */
 #define GRANULE_SHIFT      21
 #define GRANULE_SPACE_BITS (SIZE_MAX > UINT32_MAX ? 47 : 32)
@@ -88,7 +92,7 @@ static void slot_write(struct slot *slot, struct pool *pool, uintptr_t lo,
 {
 	uint64_t seq = atomic_load_explicit(&slot->seq, memory_order_relaxed);
 	atomic_store_explicit(&slot->seq, seq + 1, memory_order_relaxed);
-	/* The odd count is visible before the range changes. */
+	/* The odd count becomes visible before the range changes. */
 	atomic_thread_fence(memory_order_release);
 	atomic_store_explicit(&slot->lo, lo, memory_order_relaxed);
 	atomic_store_explicit(&slot->hi, hi, memory_order_relaxed);
@@ -96,7 +100,7 @@ static void slot_write(struct slot *slot, struct pool *pool, uintptr_t lo,
 	slot->pool = pool;
 }
 
-/* Whether the slot holds a region that contains ptr. */
+/* Returns whether the slot holds a range that contains ptr. */
 static bool slot_contains(struct slot *slot, uintptr_t ptr)
 {
 	for (;;) {
@@ -114,8 +118,9 @@ static bool slot_contains(struct slot *slot, uintptr_t ptr)
 	}
 }
 
-/* The slot of a pool, or a free one; NULL when memory for another chunk
- * cannot be had.  Lock held. */
+/* Returns the slot of pool or, when pool is NULL, a free slot.  Returns
+ * NULL when pool has no slot, or when memory for another chunk cannot be
+ * had.  The caller holds the lock. */
 static struct slot *slot_find(struct pool *pool)
 {
 	struct chunk *chunk = &first_chunk;
@@ -145,8 +150,9 @@ static struct slot *slot_find(struct pool *pool)
 
 /* ------------------------------------------------------------ granules */
 
-/* Counts the region [lo, hi) in (add) or out of the granule table.  Lock
- * held; false when the table cannot be mapped (then nothing is counted). */
+/* Counts the range [lo, hi) into the granule table (when add is true) or
+ * out of it.  Returns false when the table cannot be mapped, and then
+ * nothing is counted.  The caller holds the lock. */
 static bool granules_count(uintptr_t lo, uintptr_t hi, bool add)
 {
 	_Atomic uint8_t *table =
@@ -162,7 +168,8 @@ static bool granules_count(uintptr_t lo, uintptr_t hi, bool add)
 		table = map;
 		atomic_store_explicit(&granules, table, memory_order_release);
 	}
-	/* Beyond the table (a 57-bit address space): always looked up. */
+	/* Granules beyond the table (in a 57-bit address space) are not
+	 * counted: pointers there are always looked up. */
 	for (uintptr_t g = lo >> GRANULE_SHIFT;
 	     g <= (hi - 1) >> GRANULE_SHIFT && g < GRANULE_COUNT; g++) {
 		uint8_t n =
@@ -175,7 +182,7 @@ static bool granules_count(uintptr_t lo, uintptr_t hi, bool add)
 	return true;
 }
 
-/* Whether a live region may reach into ptr's granule. */
+/* Returns whether a live region may reach into the granule of ptr. */
 static bool granule_maybe(uintptr_t ptr)
 {
 	_Atomic uint8_t *table =
@@ -203,8 +210,8 @@ static void fork_prepare(void)
 	meta_fork_prepare();
 }
 
-/* In the parent, and in the child, where the forking thread holds every
- * lock and may release them. */
+/* Releases the locks, in the parent and in the child.  In the child the
+ * forking thread holds every lock, and may release them. */
 static void fork_release(void)
 {
 	meta_fork_release();
@@ -227,7 +234,8 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	trace_fork_child();
-	/* A trim another thread ran is given up: its blocks go back. */
+	/* A trim that another thread was running is given up, and the
+	 * blocks that it had taken go back on the list. */
 	for (struct chunk *c = &first_chunk; c; c = c->next)
 		for (size_t i = 0; i < c->used; i++)
 			if (c->slots[i].pool &&
@@ -279,8 +287,9 @@ int registry_widen(struct pool *pool, char *lo, char *hi)
 	bool counted =
 	    slot != NULL && granules_count((uintptr_t)lo, (uintptr_t)hi, true);
 	if (counted) {
-		/* The new range is counted before the slot says it, and the
-		 * old one uncounted after: a reader finds either. */
+		/* The new range is counted before the slot holds it, and the
+		 * old one is uncounted after, so that a reader finds one or
+		 * the other. */
 		slot_write(slot, pool, (uintptr_t)lo, (uintptr_t)hi);
 		granules_count((uintptr_t)pool->claim_lo,
 		               (uintptr_t)pool->claim_hi, false);

@@ -1,5 +1,6 @@
 /*
- * Misuse reporting: the one place where the library writes to stderr.
+ * Misuse reports.  This is the one place where the library writes to
+ * stderr.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -15,13 +16,13 @@
 /* ------------------------------------------------------------ data */
 
 /*
- * The handler and its argument, installed together: a reporter reads the
- * pair as one, whatever other threads install meanwhile, without a lock
- * and without the library allocating anything (so installing never
- * fails).  Writers, serialised by handler_lock, make the sequence count
- * odd, store the pair, and make it even again; a reader that sees the
- * count odd, or changed across its reads of the pair, reads again.  A
- * NULL fn is the default handler.
+ * The handler and its argument are installed together.  A reporter reads
+ * the pair as one, whatever other threads install meanwhile, without
+ * taking a lock and without the library allocating anything (so
+ * installing never fails).  Writers, serialised by handler_lock, make the
+ * sequence count odd, store the pair, and make the count even again.  A
+ * reader that sees the count odd, or sees it change across its reads of
+ * the pair, reads again.  A NULL fn stands for the default handler.
  */
 static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint64_t handler_seq;
@@ -30,8 +31,8 @@ static _Atomic(void *) handler_arg;
 
 /* ------------------------------------------------------------ fork */
 
-/* fork(): the handler lock is taken around it, so that a child forked
- * while another thread installs a handler can install one too. */
+/* The handler lock is taken around fork(), so that a child forked while
+ * another thread was installing a handler can install one too. */
 void report_fork_prepare(void)
 {
 	pthread_mutex_lock(&handler_lock);
@@ -44,18 +45,20 @@ void report_fork_release(void)
 
 /* ------------------------------------------------------------ helpers */
 
-/* The pair installed now, read as one (see handler_seq). */
+/* Reads the pair installed now, as one (see handler_seq). */
 static void handler_read(pool_error_handler_fn **fn, void **arg)
 {
 	for (;;) {
-		/* Acquire: pairs with the writer's release store of the even
-		 * count, so the pair read below is at least that new. */
+		/* This acquire load pairs with the writer's release store of
+		 * the even count, so the pair read below is at least as new
+		 * as that count. */
 		uint64_t seq =
 		    atomic_load_explicit(&handler_seq, memory_order_acquire);
 		*fn = atomic_load_explicit(&handler_fn, memory_order_relaxed);
 		*arg = atomic_load_explicit(&handler_arg, memory_order_relaxed);
-		/* The fence orders the pair's loads before the count's second
-		 * load: it pairs with the writer's fence after its odd count. */
+		/* The fence orders the loads of the pair before the second
+		 * load of the count.  It pairs with the writer's fence after
+		 * its store of the odd count. */
 		atomic_thread_fence(memory_order_acquire);
 		if (!(seq & 1) &&
 		    atomic_load_explicit(&handler_seq, memory_order_relaxed) ==
@@ -65,9 +68,10 @@ static void handler_read(pool_error_handler_fn **fn, void **arg)
 	}
 }
 
-/* The public name of a set's call, for the pool call made by one of its
- * classes: "pool_free" -> "pool_set_free", and so on.  The class pools are
- * the library's own: a program sees only the set, and only its calls. */
+/* Returns the public name of the set's call that stands for a pool call
+ * made by one of the set's classes: "pool_free" becomes "pool_set_free",
+ * and so on.  The class pools are the library's own: a program sees only
+ * the set, and only the set's calls. */
 static const char *set_call_name(const char *function)
 {
 	static const char *const names[][2] = {
@@ -89,13 +93,14 @@ static void default_handler(const pool_t *pool, const char *function,
                             const void *ptr, enum pool_error error, void *arg)
 {
 	char line[256];
-	/* A set's call is told with the set's address (arg, see
-	 * report_misuse()), a pool's with the pool's. */
+	/* A set's call is reported with the set's address (passed as arg,
+	 * see report_misuse()), and a pool's call with the pool's. */
 	int n = snprintf(line, sizeof line, "shiftpool: %s(): %s: %p (%s %p)\n",
 	                 function, pool_error_string(error), ptr,
 	                 pool != NULL ? "pool" : "set",
 	                 pool != NULL ? (const void *)pool : arg);
-	/* write(2), not stdio: the heap or stdout may be what is broken. */
+	/* The line is written with write(2), not stdio, because the heap or
+	 * stdout may be what is broken. */
 	if (n > 0) {
 		ssize_t w = write(STDERR_FILENO, line,
 		                  (size_t)n < sizeof line ? (size_t)n
@@ -105,9 +110,10 @@ static void default_handler(const pool_t *pool, const char *function,
 	abort();
 }
 
-/* The public call being made on this thread, where a report deep inside
- * it cannot be told otherwise (a corrupted link found by a trim); NULL for
- * an allocation. */
+/* The public call being made on this thread, for a report made deep
+ * inside it that cannot otherwise tell which call it belongs to (a
+ * corrupted link found by a trim, say).  NULL stands for an allocation,
+ * which the report names pool_malloc. */
 static __thread const char *current_call
     __attribute__((tls_model("initial-exec")));
 
@@ -121,14 +127,14 @@ void report_misuse(const struct pool *pool, const char *function,
 	const pool_t *told = pool;
 
 	handler_read(&fn, &arg);
-	/* A class of a set: the report names the set's call, and the
-	 * handler is given no pool (the set is not one). */
+	/* For a class of a set, the report names the set's call, and the
+	 * handler is given no pool, since the set is not a pool. */
 	if (pool != NULL && pool->set != NULL) {
 		function = set_call_name(function);
 		told = NULL;
 	}
-	/* The handler may abort: what the trace holds must reach the file
-	 * first. */
+	/* The handler may abort, so what the trace has buffered must reach
+	 * the file first. */
 	trace_flush();
 	if (fn != NULL)
 		fn(told, function, ptr, error, arg);
@@ -178,12 +184,13 @@ pool_set_error_handler(pool_error_handler_fn *fn, void *arg)
 	    atomic_load_explicit(&handler_fn, memory_order_relaxed);
 	uint64_t seq = atomic_load_explicit(&handler_seq, memory_order_relaxed);
 	atomic_store_explicit(&handler_seq, seq + 1, memory_order_relaxed);
-	/* Release fence: the odd count is seen before the new pair by any
-	 * reader that sees the pair (pairs with handler_read()'s fence). */
+	/* This release fence makes any reader that sees the new pair see
+	 * the odd count too.  It pairs with the fence in handler_read(). */
 	atomic_thread_fence(memory_order_release);
 	atomic_store_explicit(&handler_fn, fn, memory_order_relaxed);
 	atomic_store_explicit(&handler_arg, arg, memory_order_relaxed);
-	/* Release: pairs with handler_read()'s acquire load of the count. */
+	/* This release store pairs with handler_read()'s acquire load of
+	 * the count. */
 	atomic_store_explicit(&handler_seq, seq + 2, memory_order_release);
 	pthread_mutex_unlock(&handler_lock);
 	return previous;

@@ -1,18 +1,20 @@
 /*
- * Pool sets: a pool per power of two from min_block to max_block, each in
- * its own slice of one reservation, every slice the same power-of-two
- * size.  An allocation picks its class from the size (one count of
- * leading zeros); a free finds the class from the address (one
- * subtraction, one shift) and the block within it as any pool does.
+ * Pool sets: one pool per power of two from min_block to max_block, each
+ * in its own slice of one reservation, with every slice the same
+ * power-of-two size.  An allocation picks its class from the size, with
+ * one count of leading zeros.  A free finds the class from the address,
+ * with one subtraction and one shift, and then finds the block within the
+ * class as any pool does.
  *
  * A class is an ordinary pool (pool.c) whose region is placed in its
- * slice (region_place()): every mode, option and check of a pool holds
- * for it, and it traces itself (its init record names the set).  Requests
- * above the largest class, and pointers from outside the set, go through
- * the largest class: its fallback serves them and takes them back.  The
- * last page of every slice is a guard, and the registry answers for the
- * whole slice (for the largest class, the whole reservation), so a pointer
- * into a set that is no block never reaches free().
+ * slice (see region_place()).  Every mode, option and check of a pool
+ * holds for it, and it traces itself (its init record names the set).
+ * Requests above the largest class, and pointers from outside the set, go
+ * through the largest class, whose fallback serves them and takes them
+ * back.  The last page of every slice is a guard page, and in the registry
+ * each class answers for its whole slice (the largest class for the whole
+ * reservation), so a pointer into a set that is not a block never reaches
+ * free().
  *
  * SPDX-License-Identifier: MIT
  */
@@ -28,9 +30,10 @@ static bool power_of_two(size_t n)
 	return n != 0 && (n & (n - 1)) == 0;
 }
 
-/* The pool a pointer belongs to: its slice's class, or for a pointer from
- * outside the set the largest class (the fallback's, and the one whose
- * free reports another pool's pointer). */
+/* Returns the pool that a pointer belongs to: the class of its slice or,
+ * for a pointer from outside the set, the largest class.  The largest
+ * class owns the fallback's pointers, and its free reports a pointer of
+ * another pool. */
 POOL_INLINE struct pool *class_for_pointer(const struct pool_set *set,
                                            const void *ptr)
 {
@@ -53,9 +56,10 @@ static void set_release(struct pool_set *set)
 }
 
 /*
- * Reserves count slices of 2^shift bytes, inaccessible, aligned to a
- * slice (so a slice never straddles what a huge page would cover), with
- * a guard page below the first.  0 or errno.
+ * Reserves set->count slices of 2^shift bytes, inaccessible, aligned to
+ * the size of a slice (so that a slice never straddles what a huge page
+ * would cover), with a guard page below the first slice.  Returns 0 or an
+ * errno value.
  */
 static int set_reserve(struct pool_set *set, unsigned shift)
 {
@@ -64,9 +68,9 @@ static int set_reserve(struct pool_set *set, unsigned shift)
 	if (set->count > (SIZE_MAX - page) / slice - 1)
 		return ENOMEM;
 	size_t total = (size_t)set->count * slice + slice + page;
-	/* MAP_NORESERVE: a set may be reserved far larger than memory (its
-	 * classes then never run out); only the pages of used blocks count,
-	 * as for a pool's region. */
+	/* With MAP_NORESERVE a set may be reserved far larger than memory,
+	 * so that its classes never run out.  Only the pages of used blocks
+	 * count, as for a pool's region. */
 	void *map = mmap(NULL, total, PROT_NONE,
 	                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (map == MAP_FAILED)
@@ -91,8 +95,8 @@ POOL_API pool_set_t *pool_set_init_with(size_t min_block, size_t max_block,
 		return NULL;
 	}
 	/* A slice holds at least one block of the largest class and its
-	 * guard page, and is a power of two (2 MiB at least for huge
-	 * pages). */
+	 * guard page, and its size is a power of two (at least 2 MiB for
+	 * huge pages). */
 	size_t page = region_page_size();
 	size_t least = max_block + page;
 	if (flags & POOL_HUGEPAGES)
@@ -138,10 +142,10 @@ POOL_API pool_set_t *pool_set_init_with(size_t min_block, size_t max_block,
 			return NULL;
 		}
 	}
-	/* Pointers from outside every slice go to the largest class: it
-	 * answers for the whole reservation, so that one into the guard
-	 * page below the first slice, or the slack around the slices, is
-	 * reported, never handed to free(). */
+	/* Pointers from outside every slice go to the largest class.  It
+	 * answers for the whole reservation, so that a pointer into the
+	 * guard page below the first slice, or into the slack around the
+	 * slices, is reported, and never handed to free(). */
 	error = registry_widen(set->classes[set->last], set->mapping,
 	                       (char *)set->mapping + set->mapping_size);
 	if (error) {
@@ -149,10 +153,11 @@ POOL_API pool_set_t *pool_set_init_with(size_t min_block, size_t max_block,
 		errno = error;
 		return NULL;
 	}
-	/* Sizes by the log of their rounded size: below the first class to
-	 * it, above the last to the last (whose fallback serves them). */
+	/* The classes, by the log of the rounded size: sizes below the
+	 * first class go to it, and sizes above the last class go to the
+	 * last (whose fallback serves them). */
 	for (unsigned bit = 0; bit < 63; bit++) {
-		unsigned log = bit + 1; /* of the rounded size */
+		unsigned log = bit + 1; /* the log of the rounded size */
 		unsigned c = log <= set->min_shift ? 0 : log - set->min_shift;
 		set->by_bit[bit] = set->classes[c < set->count ? c : set->last];
 	}
@@ -191,8 +196,8 @@ POOL_API char *pool_set_strdup(pool_set_t *set, const char *s)
 	return strdup_into(set_class_for_size(set, len), s, len);
 }
 
-/* A pool's realloc, from the class of ptr to the class that fits size
- * (the header says when a block stays where it is). */
+/* A pool's realloc, from the class of ptr to the class that fits size.
+ * The header says when a block stays where it is. */
 POOL_API void *pool_set_realloc(pool_set_t *set, void *ptr, size_t size)
 {
 	return realloc_call(class_for_pointer(set, ptr),

@@ -1,6 +1,7 @@
 /*
- * Counters for people and machines: pool_stats() gathers each mode's
- * (list.c, span.c), pool_stats_print() formats them.
+ * Counters for people and for machines: pool_stats() gathers the counters
+ * of each mode (from list.c and span.c), and pool_stats_print() formats
+ * them.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -55,8 +56,9 @@ int stats_write(FILE *stream, const pool_stats_t *st, int format,
 
 int stats_flush(FILE *stream, bool failed)
 {
-	/* A stream that buffers only fails when the buffer is written out:
-	 * write it now, so that a full device is this call's error. */
+	/* A buffered stream fails only when its buffer is written out.  The
+	 * buffer is written out now, so that a full device is this call's
+	 * error. */
 	if (failed || fflush(stream) != 0 || ferror(stream)) {
 		errno = EIO;
 		return -1;
@@ -72,8 +74,9 @@ POOL_API int pool_stats(const pool_t *pool, pool_stats_t *out)
 		errno = EINVAL;
 		return -1;
 	}
-	/* The counters change under the caller's feet in the thread-safe
-	 * modes: reading them is not a write to the pool. */
+	/* In the thread-safe modes the counters change under the caller's
+	 * feet anyway.  Reading them is not a write to the pool, so the
+	 * caller's pool is const, and the const is cast away here. */
 	struct pool *p = (struct pool *)pool;
 	memset(out, 0, sizeof *out);
 	out->block_size = p->block_size;

@@ -1,11 +1,13 @@
 /*
- * The trace format: what libshiftpool writes to SHIFTPOOL_TRACE and what
- * shiftpool-analyze reads.  Both include this header and nothing else
- * defines the vocabulary, so the two cannot drift apart.
+ * The trace format: what libshiftpool writes to the file named by
+ * SHIFTPOOL_TRACE, and what shiftpool-analyze reads.  Both include this
+ * header, and nothing else defines the vocabulary, so the two cannot
+ * drift apart.
  *
- * A trace is text, one record per line, appended by every process that
- * has the variable set (a child forked by a traced process writes to the
- * same file).  A line is whole and written once: see trace.c.
+ * A trace is text, with one record per line, appended by every process
+ * that has the variable set; a child forked by a traced process writes to
+ * the same file.  Each line is written whole, and only once (see
+ * trace.c).
  *
  *   # shiftpool trace v3                        (the version line)
  *   OP key=value key=value ...                  (a record)
@@ -18,7 +20,7 @@
  *   pool=N      the pool or set, numbered from 1 in each process
  *   seq=N       the record's place among the process's records (below)
  *
- * then the keys of its operation:
+ * and then the keys of its operation:
  *
  *   init        block_size= block_count= flags=0xF [set=N]
  *               (a pool; set= names the set whose class it is)
@@ -29,46 +31,48 @@
  *   strdup      size= ptr= src=
  *   realloc     old= size= ptr= src=
  *   free        ptr= src=
- *   malloc_bulk size= n= ptr= src=   one record per object handed out;
- *                                    n is the batch's length, and a batch
- *                                    that failed is one record with ptr=0x0
- *                                    src=none
+ *   malloc_bulk size= n= ptr= src=   one record per object handed out,
+ *                                    where n is the length of the batch;
+ *                                    a batch that failed is one record,
+ *                                    with ptr=0x0 src=none
  *   free_bulk   n= ptr= src=         one record per pointer of the batch
- *   trim        bytes=               pool_trim() and what it released
+ *   trim        bytes=               a pool_trim() call, and the bytes it
+ *                                    gave back
  *   report      error= function= ptr=
- *               misuse the library found outside the call that made it:
- *               a double free seen when a racing remote free is drained,
- *               a corrupted free list, a write after free
- *   fork        parent=N             the first record of a forked child;
- *                                    its pools start as copies of the
+ *               misuse that the library found outside the call that made
+ *               it: a double free seen when a racing remote free is
+ *               drained, a corrupted free list, or a write after free
+ *   fork        parent=N             the first record of a forked child,
+ *                                    whose pools start as copies of the
  *                                    parent's at this point
  *
- * A set's classes are pools that write their own records; each class's
- * init record names its set (set=), so a reader files the class's
+ * The classes of a set are pools that write their own records.  Each
+ * class's init record names its set (set=), so a reader files the class's
  * records under the set.  A record may carry class=N, the block size of
- * the class that served it (0 for the fallback); the library writes none
- * today, and a reader finds the class from the size instead.
+ * the class that served it (0 for the fallback).  The library writes no
+ * class= today, and a reader finds the class from the size instead.
  *
- * src= says what the library decided, so a reader never has to guess:
- * for an allocation who served it (pool, fallback, or none when it
- * failed); for a free (and for realloc's old pointer when the call
- * refused it) pool, fallback, none (NULL), or the misuse it reported:
- * invalid, double, wrong_pool.  Pointers are 0x-prefixed hexadecimal,
- * ptr=0x0 for NULL.
+ * src= says what the library decided, so that a reader never has to
+ * guess.  For an allocation it says who served it: pool, fallback, or
+ * none when the allocation failed.  For a free (and for the old pointer of
+ * a realloc that refused it), it says pool, fallback, none (for NULL), or
+ * the misuse that was reported: invalid, double or wrong_pool.  Pointers
+ * are written in hexadecimal with a 0x prefix, and NULL as ptr=0x0.
  *
- * Records are written after their call, each thread on its own, so the
+ * Records are written after their call, by each thread on its own, so the
  * order of the lines is not the order of the calls: a block freed by one
  * thread and handed out again to another may have its allocation written
  * before its free.  seq= gives the order back.  It is a number taken from
- * one counter of the process, by a free (and a realloc's giving back of
- * its old pointer) before the memory goes back to the pool or to malloc,
- * by an allocation after it has its memory, by other records when they
- * are written; so the records of one block, in seq order, are in the
- * order of its calls.  A forked child's counter goes on from its parent's
- * at the fork, and its fork record carries the seq= the parent took for
- * the fork: the parent's records below it came before the fork, those
- * above it after.  Numbers of different processes are not comparable
- * otherwise.
+ * one counter of the process.  A free (and a realloc that gives back its
+ * old pointer) takes its number before the memory goes back to the pool or
+ * to malloc; an allocation takes its number after it has its memory; other
+ * records take theirs when they are written.  So the records of one block,
+ * in seq order, are in the order of its calls.  A forked child's counter
+ * goes on from its parent's at the fork, and the child's fork record
+ * carries the seq= number that the parent took for the fork: the parent's
+ * records below that number came before the fork, and those above it
+ * after.  Otherwise the numbers of different processes cannot be
+ * compared.
  *
  * Version 1 traces (no t=, pid= or class=) and version 2 traces (no seq=)
  * stay readable: the keys that are missing are taken as unknown, and
@@ -81,7 +85,7 @@
 
 #define TRACE_VERSION 3
 #define TRACE_VERSION_LINE "# shiftpool trace v3"
-/* The prefix of any version line: "# shiftpool trace v" then a number. */
+/* Every version line starts with this prefix, followed by a number. */
 #define TRACE_VERSION_PREFIX "# shiftpool trace v"
 
 /* The operations, in the order of enum trace_op. */
@@ -107,7 +111,7 @@ enum trace_op {
 	    TRACE_OP_COUNT
 };
 
-/* What src= says, in the order of enum trace_src. */
+/* The values of src=, in the order of enum trace_src. */
 #define TRACE_SRCS(X)                                                          \
 	X(NONE, "none")                                                        \
 	X(POOL, "pool")                                                        \
@@ -123,7 +127,7 @@ enum trace_src {
 	    TRACE_SRC_COUNT
 };
 
-/* What a report record's error= says, indexed by enum pool_error. */
+/* The values of a report record's error=, by enum pool_error code. */
 #define TRACE_ERRORS(X)                                                        \
 	X(1, "invalid")                                                        \
 	X(2, "double")                                                         \
@@ -163,7 +167,8 @@ enum trace_key {
 	    TRACE_KEY_COUNT
 };
 
-/* The text of an operation, outcome, key or error; NULL when unknown. */
+/* These return the text of an operation, of an outcome (src=), of a key
+ * or of an error, or NULL for an unknown one. */
 #define TRACE_NAME(name, text) text,
 static inline const char *trace_op_name(unsigned op)
 {

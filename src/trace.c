@@ -1,27 +1,30 @@
 /*
- * SHIFTPOOL_TRACE=FILE: one record per call, appended to FILE.  The
- * format is trace-format.h's; this file writes it.
+ * SHIFTPOOL_TRACE=FILE makes the library append one record per call to
+ * FILE.  The format is defined in trace-format.h; this file writes it.
  *
- * A record is whole and written once, in every process that shares the
- * file (a forked child inherits it):
- *  - records are formatted whole, then copied into one buffer under a
- *    lock; the buffer is written with write(2) on a descriptor opened
- *    with O_APPEND, only ever holding whole records, so the writes of
- *    parent and child interleave record by record, never inside one;
- *  - around fork() the lock is held (no child inherits it taken), and the
+ * Each record is written whole, and only once, in every process that
+ * shares the file (a forked child inherits it):
+ *  - A record is formatted whole, then copied into one buffer under a
+ *    lock.  The buffer only ever holds whole records, and it is written
+ *    with write(2) on a descriptor opened with O_APPEND, so the writes of
+ *    the parent and of the child interleave record by record, never
+ *    inside a record.
+ *  - The lock is held across fork(), so no child inherits it taken.  The
  *    child empties its copy of the buffer: those records are the
  *    parent's, and the parent writes them.
  *
- * The variable is read with secure_getenv(): a set-user-ID or set-group-ID
- * program never traces, so an unprivileged caller cannot make it create
- * or append to a file it could not write itself.
+ * The variable is read with secure_getenv(), so a set-user-ID or
+ * set-group-ID program never traces, and an unprivileged caller cannot
+ * make such a program create or append to a file that the caller could
+ * not write itself.
  *
- * The file is opened once, by the first pool created while the variable
- * is set.  When it cannot be opened, the process is not traced, silently
- * like any other state of the variable: the library writes to stderr only
- * to report misuse.  A FIFO that no process has open for reading is such
- * a file: it is opened without blocking, so pool_init() fails over to no
- * trace at once instead of waiting for a reader that may never come.
+ * The variable is read, and the file opened, only once: when the first
+ * pool or pool set of the process is created.  When the file cannot be
+ * opened, the process is not traced, and this happens silently, as for
+ * any other value of the variable: the library writes to stderr only to
+ * report misuse.  A FIFO that no process has open for reading is such a
+ * file.  It is opened without blocking, so pool_init() goes on without a
+ * trace at once, instead of waiting for a reader that may never come.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -42,33 +45,38 @@
 #define TRACE_BUFFER_SIZE (1 << 16)
 #define TRACE_RECORD_MAX  512
 
-/* The trace, opened by the first pool that sees SHIFTPOOL_TRACE and kept
- * until exit.  Everything here is guarded by trace_lock. */
+/* The trace file, opened when the first pool or set is created (see
+ * trace_open()) and kept open until exit.  Everything here is guarded by
+ * trace_lock. */
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static int trace_fd = -1;
 static bool trace_tried;
 static char trace_buffer[TRACE_BUFFER_SIZE];
 static size_t trace_used;
 
-/* The last seq= handed out (trace-format.h).  Relaxed is enough: two
- * numbers taken in an order that one thread or a synchronization (the
- * free list handing a block on) imposes come out in that order, since all
- * changes of one atomic object are in one order that respects it. */
+/* The last seq= number handed out (see trace-format.h).  Relaxed atomic
+ * operations are enough.  When two numbers are taken in an order that one
+ * thread, or a synchronisation between threads (the free list handing a
+ * block on, say), imposes, they come out in that order, since all the
+ * changes of one atomic object happen in a single order that respects
+ * it. */
 static _Atomic uint64_t trace_seq_last;
-/* The seq= of the fork under way, taken in the parent before it: the
- * child's fork record carries it, so that it falls between the parent's
- * records before the fork and after it.  Guarded by trace_lock. */
+/* The seq= number of the fork under way, taken in the parent before the
+ * fork.  The child's fork record carries it, so that the record falls
+ * between the parent's records from before the fork and those from after
+ * it.  Guarded by trace_lock. */
 static uint64_t trace_fork_seq;
 
-/* The process and thread ids, asked of the kernel once, and again in a
- * forked child. */
+/* The process and thread IDs, asked of the kernel once, and asked again
+ * in a forked child. */
 static _Atomic pid_t trace_pid;
 static __thread pid_t trace_tid;
 
 /* ------------------------------------------------------------ helpers */
 
-/* Writes out the buffer; lock held.  A write that fails loses the
- * buffered records (the program goes on, untraced records and all). */
+/* Writes out the buffer.  The caller holds the lock.  When a write fails,
+ * the buffered records are lost, and the program goes on with those
+ * records missing from the trace. */
 static void flush_locked(void)
 {
 	size_t done = 0;
@@ -96,11 +104,11 @@ static pid_t thread_id(void)
 	return trace_tid;
 }
 
-/* The trace file named by path, opened for appending; -1 when it cannot
- * be.  O_NONBLOCK makes the open of a FIFO without a reader fail with
- * ENXIO instead of blocking; it is cleared again at once, so that writes
- * block as they always did: a reader that falls behind slows the program
- * down, and loses it no record. */
+/* Opens the trace file named by path for appending, and returns its
+ * descriptor, or -1 when it cannot be opened.  O_NONBLOCK makes the open
+ * of a FIFO without a reader fail with ENXIO instead of blocking.  The flag
+ * is cleared again at once, so that writes block as they always did: a
+ * reader that falls behind slows the program down, but loses no record. */
 static int open_trace(const char *path)
 {
 	int fd = open(
@@ -115,7 +123,8 @@ static int open_trace(const char *path)
 	return fd;
 }
 
-/* Appends one whole record to the buffer; lock held. */
+/* Appends one whole record to the buffer, after writing the buffer out
+ * when the record does not fit.  The caller holds the lock. */
 static void append_locked(const char *record, size_t len)
 {
 	if (trace_used + len > sizeof trace_buffer)
@@ -171,11 +180,13 @@ static void trace_vrecord(uint64_t id, uint64_t seq, enum trace_op op,
 		record[n++] = ' ';
 		int rest = vsnprintf(record + n, sizeof record - (size_t)n,
 		                     format, args);
-		/* An empty rest leaves no space at the end. */
+		/* When the rest is empty, the space added before it is
+		 * taken back, so that the record does not end in a space. */
 		n += rest > 0 ? rest : -1;
 	}
 	if (n > 0) {
-		/* A record that did not fit is cut, but stays one line. */
+		/* A record that did not fit in TRACE_RECORD_MAX bytes is cut
+		 * short, but stays one line. */
 		size_t len = (size_t)n < sizeof record - 1 ? (size_t)n
 		                                           : sizeof record - 2;
 		record[len++] = '\n';
@@ -214,7 +225,8 @@ void trace_record_id(uint64_t id, enum trace_op op, const char *format, ...)
 	va_end(args);
 }
 
-/* A record of the given seq= for the pool or set numbered id. */
+/* Writes a record with the given seq= number, for the pool or set
+ * numbered id. */
 static void trace_record_id_seq(uint64_t id, uint64_t seq, enum trace_op op,
                                 const char *format, ...)
 {
@@ -234,8 +246,9 @@ void trace_flush(void)
 	errno = saved;
 }
 
-/* The records buffered so far are written before the fork, so that they
- * come before any of the child's in the file. */
+/* The records buffered so far are written out before the fork, so that
+ * they come before any of the child's records in the file.  The lock
+ * stays held across the fork. */
 void trace_fork_prepare(void)
 {
 	pthread_mutex_lock(&trace_lock);
@@ -257,7 +270,8 @@ void trace_fork_child(void)
 	pid_t parent = atomic_load(&trace_pid);
 	uint64_t seq = trace_fork_seq;
 
-	/* The buffered records are the parent's: it writes them. */
+	/* The buffered records are the parent's, and the parent writes
+	 * them. */
 	trace_used = 0;
 	trace_tid = 0;
 	atomic_store(&trace_pid, getpid());

@@ -1,28 +1,20 @@
 # Sourced by the tests that read the shared library's exports (symbols.sh,
-# man-names.sh).  Needs abs_top_builddir; NM may name nm.
+# man-names.sh and others).  Needs abs_top_builddir and abs_top_srcdir;
+# NM may name nm.
 #
-#   exported_symbols FILE   the names the shared library exports, one a
-#                           line, sorted, into FILE; sets $lib to the
-#                           library read.  Exits 77 (skip) when the build
-#                           has no shared library, 99 when it is missing.
+#   exported_symbols FILE   writes the names the shared library exports
+#                           into FILE, one a line, sorted.  It sets $lib
+#                           to the library it read (and $la and $dlname,
+#                           see tests/shared-object.sh).  It exits 77
+#                           (skip) when the build has no shared library,
+#                           and 99 when the library is missing.
+
+# shellcheck source=tests/shared-object.sh
+. "$abs_top_srcdir/tests/shared-object.sh"
 
 exported_symbols() {
-	la=$abs_top_builddir/src/libshiftpool.la
-	if [ ! -f "$la" ]; then
-		echo "$la is not built" >&2
-		exit 99
-	fi
-	# libtool's .la names the shared object in dlname, empty without one.
-	dlname=$(sed -n "s/^dlname='\(.*\)'\$/\1/p" "$la")
-	if [ -z "$dlname" ]; then
-		echo "shared libraries are disabled (--disable-shared); skipped"
-		exit 77
-	fi
-	lib=$abs_top_builddir/src/.libs/$dlname
-	if [ ! -f "$lib" ]; then
-		echo "$lib, named by $la, does not exist" >&2
-		exit 99
-	fi
+	find_shared_object libshiftpool
+	lib=$shared_object
 	# Absolute symbols (type A) are the version nodes of the version
 	# script; "@VERSION" suffixes are stripped.
 	if ! ${NM:-nm} -D --defined-only "$lib" >"$1.nm"; then

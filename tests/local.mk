@@ -33,6 +33,8 @@ TESTS += %reldir%/symbols.sh %reldir%/pkgconfig.sh %reldir%/layers.sh \
 dist_noinst_SCRIPTS += %reldir%/symbols.sh %reldir%/pkgconfig.sh \
 	%reldir%/no-check.sh %reldir%/layers.sh %reldir%/interpose.sh
 EXTRA_DIST += %reldir%/pkgconfig-consumer.c %reldir%/interpose-driver.c
+# Sourced by tests/exports.sh and tests/malloc-common.sh.
+EXTRA_DIST += %reldir%/shared-object.sh
 
 # The Debian packaging agrees with configure.ac and the built library
 # (SKIP in a tree without debian/).  debian/ is distributed: the release

@@ -1,6 +1,6 @@
 # Sourced by the tests that run programs under libshiftpool-malloc.so
-# (tests/malloc.mk).  Needs abs_top_builddir; SANITIZER_CFLAGS names the
-# sanitizers of the build, if any.
+# (tests/malloc.mk).  Needs abs_top_builddir and abs_top_srcdir;
+# SANITIZER_CFLAGS names the sanitizers of the build, if any.
 #
 #   preload                the path of the built libshiftpool-malloc.so;
 #                          the script exits 77 (skip) in a sanitized build
@@ -17,6 +17,7 @@
 #   finish                 exits 0, or 1 when a comparison failed
 
 : "${abs_top_builddir:?set by make check}"
+: "${abs_top_srcdir:?set by make check}"
 
 if [ -n "${SANITIZER_CFLAGS:-}" ]; then
 	echo "a sanitized build (SANITIZER_CFLAGS=$SANITIZER_CFLAGS): its" \
@@ -24,21 +25,10 @@ if [ -n "${SANITIZER_CFLAGS:-}" ]; then
 	exit 77
 fi
 
-la=$abs_top_builddir/src/libshiftpool-malloc.la
-if [ ! -f "$la" ]; then
-	echo "$la is not built" >&2
-	exit 99
-fi
-dlname=$(sed -n "s/^dlname='\(.*\)'\$/\1/p" "$la")
-if [ -z "$dlname" ]; then
-	echo "shared libraries are disabled (--disable-shared); skipped"
-	exit 77
-fi
-preload=$abs_top_builddir/src/.libs/$dlname
-if [ ! -f "$preload" ]; then
-	echo "$preload, named by $la, does not exist" >&2
-	exit 99
-fi
+# shellcheck source=tests/shared-object.sh
+. "$abs_top_srcdir/tests/shared-object.sh"
+find_shared_object libshiftpool-malloc
+preload=$shared_object
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/shiftpool-malloc.XXXXXX") || exit 99
 trap 'rm -rf "$scratch"' 0
