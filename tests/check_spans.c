@@ -212,6 +212,57 @@ START_TEST(test_random_frees_into_own_spans)
 END_TEST
 
 /*
+ * A pool with room for exactly the blocks a thread keeps live, which frees
+ * one at random and allocates another in its place, over and over: every
+ * allocation is served by the pool (POOL_NO_FALLBACK would make a miss
+ * NULL), none twice, and a block freed twice, on the thread's stack or
+ * back on its span, is reported each time.
+ */
+#define EXACT_BLOCKS 1000
+#define EXACT_STEPS  200000
+
+START_TEST(test_random_replace_in_exact_pool)
+{
+	pool_t *pool = test_pool(64, EXACT_BLOCKS, PT);
+	void **blocks = take(pool, 64, EXACT_BLOCKS);
+	uint64_t x = 88172645463325252u;
+
+	for (size_t step = 0; step < EXACT_STEPS; step++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		size_t victim = (size_t)(x % EXACT_BLOCKS);
+		pool_free(pool, blocks[victim]);
+		blocks[victim] = pool_malloc(pool, 64);
+		ck_assert_msg(blocks[victim] != NULL,
+		              "step %zu: the pool had no block", step);
+	}
+	pool_stats_t st = stats_of(pool);
+	ck_assert_uint_eq(st.in_use, EXACT_BLOCKS);
+	ck_assert_uint_eq(st.fallback_allocs, 0);
+
+	misuse_record();
+	/* A block just freed (on the thread's stack), freed again. */
+	void *last = blocks[0];
+	pool_free(pool, last);
+	pool_free(pool, last);
+	ck_assert_uint_eq(misuse_count_of(POOL_ERROR_DOUBLE_FREE), 1);
+	/* Every block freed, which gives the spans their blocks back, then
+	 * one of them freed again. */
+	for (size_t i = 1; i < EXACT_BLOCKS; i++)
+		pool_free(pool, blocks[i]);
+	free(blocks);
+	ck_assert_uint_eq(stats_of(pool).in_use, 0);
+	pool_free(pool, last);
+	ck_assert_uint_eq(misuse_count_of(POOL_ERROR_DOUBLE_FREE), 2);
+	ck_assert_uint_eq(misuse_count(), 2);
+	/* All of them again, each once. */
+	void **again = take(pool, 64, EXACT_BLOCKS);
+	ck_assert_uint_eq(stats_of(pool).in_use, EXACT_BLOCKS);
+	give_back(pool, again, EXACT_BLOCKS);
+	ck_assert_uint_eq(misuse_count(), 2);
+}
+END_TEST
+
+/*
  * Threads that allocate many spans' worth, free part of it and exit give
  * every span up: the blocks they freed, and those they left live which the
  * main thread frees after they are gone, all come back.
@@ -390,6 +441,7 @@ Suite *spans_suite(void)
 
 	tc = test_tcase(s, "ownership");
 	tcase_add_test(tc, test_random_frees_into_own_spans);
+	tcase_add_test(tc, test_random_replace_in_exact_pool);
 	tcase_add_test(tc, test_no_capacity_lost_at_exit);
 	tcase_add_test(tc, test_idle_threads_hold_little);
 	tcase_add_test(tc, test_bulk_from_threads_with_no_span);
