@@ -214,6 +214,6 @@ POOL_API void pool_destroy(pool_t *pool)
 		list_check(pool);
 	registry_remove(pool);
 	if (pool->mode == POOL_PER_THREAD)
-		thread_pool_destroy(pool);
+		cache_pool_destroy(pool);
 	region_release(pool);
 }

@@ -11,7 +11,7 @@
  *
  * SPDX-License-Identifier: MIT
  */
-#include "span.h"
+#include "cache.h"
 
 #include <errno.h>
 #include <malloc.h>

@@ -559,6 +559,12 @@ struct pool {
 	size_t area_size;
 	size_t chunk_count;
 	uint8_t chunk_shift;
+	/* POOL_PER_THREAD: set once a list of a span, or a thread's stack,
+	 * was found corrupted: the blocks lost stay counted, and the span
+	 * invariants are checked no more. */
+	_Atomic bool spans_damaged;
+	/* The most blocks a thread's stack holds (span.c, point 14). */
+	uint32_t stack_limit;
 
 	/* Fallback counters for POOL_SINGLE and POOL_LOCKED (per thread in
 	 * POOL_PER_THREAD). */
@@ -567,18 +573,15 @@ struct pool {
 	/* POOL_PER_THREAD */
 	struct span *spans; /* after allocated[], cache-line aligned */
 	size_t span_count;
-	/* The most blocks a thread's stack holds (span.c, point 14). */
-	uint32_t stack_limit;
-	/* Set once a list of a span, or a thread's stack, was found
-	 * corrupted: the blocks lost stay counted, and the span invariants
-	 * are checked no more. */
-	_Atomic bool spans_damaged;
 	/* stack of spans: top index + 1 | tag << 32 */
 	_Atomic uint64_t available;
 	/* spans [fresh_spans, span_count) untouched */
 	_Atomic size_t fresh_spans;
-	/* guarded by caches_lock (span.c) */
+	/* guarded by caches_lock (cache.c) */
 	struct thread_cache *caches;
+	/* What the pool's mode does with a cache whose thread exits
+	 * (cache_pool_init()). */
+	void (*cache_retire)(struct pool *pool, struct thread_cache *tc);
 	/* from caches whose thread exited */
 	struct thread_counters retired;
 	/* the frees pool_stats() reported last: what it reports never goes

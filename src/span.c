@@ -185,27 +185,6 @@
 #include <sched.h>
 #include <stdlib.h>
 
-/* ------------------------------------------------------------ data */
-
-__thread struct thread_hint thread_hints[HINT_SLOTS]
-    __attribute__((tls_model("initial-exec")));
-
-/* The span of a thread that holds none: empty lists, never written (the
- * fast paths read it and stop at its capacity 0). */
-struct span thread_no_span;
-
-/* This thread's caches, one per pool it has used, linked by thread_next. */
-static __thread struct thread_cache *thread_caches
-    __attribute__((tls_model("initial-exec")));
-
-/* Guards every pool's cache list, the caches' pool pointers and the
- * pools' retired counters, so thread exit, pool_stats() and
- * pool_destroy() can meet safely. */
-static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_key_t exit_key;
-static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
-static int exit_key_error;
-
 /* ------------------------------------------------------------ helpers */
 
 static size_t span_first_block(const struct pool *pool, const struct span *span)
@@ -311,36 +290,6 @@ static char *span_parked(struct pool *pool, struct span *span)
 static void span_set_parked(struct pool *pool, struct span *span, char *block)
 {
 	span->parked = block ? (uint32_t)span_rel(pool, span, block) + 1 : 0;
-}
-
-/* The thread's active span of the pool a hint holds, or NULL. */
-static struct span *hint_span(const struct thread_hint *hint)
-{
-	return hint->span == &thread_no_span ? NULL : hint->span;
-}
-
-/* The thread has no active span.  Apart from hint_set_span(), so that no
- * caller passes a NULL pool that only a branch on span keeps unused. */
-static void hint_clear_span(struct thread_hint *hint)
-{
-	hint->span = &thread_no_span;
-	hint->first = 0;
-	hint->capacity = 0;
-}
-
-/* Makes span (or none, for NULL) the thread's active span; the hint holds
- * the pool. */
-static void hint_set_span(struct pool *pool, struct span *span)
-{
-	struct thread_hint *hint = hint_of(pool);
-	if (span == NULL) {
-		hint_clear_span(hint);
-		return;
-	}
-	hint->span = span;
-	hint->first =
-	    (uintptr_t)region_block(pool, span_first_block(pool, span));
-	hint->capacity = span->capacity;
 }
 
 /* A list found corrupted is reported, and the pool marked: blocks it
@@ -868,49 +817,6 @@ static void stack_purge(struct pool *pool, struct span *span)
 
 /* ------------------------------------------------------------ caches */
 
-static void cache_fold_counters(struct pool *pool, struct thread_cache *tc)
-{
-	for (int i = 0; i < COUNT_KINDS; i++)
-		atomic_fetch_add_explicit(
-		    &pool->retired.counters[i],
-		    atomic_load_explicit(&tc->counts.counters[i],
-		                         memory_order_relaxed),
-		    memory_order_relaxed);
-}
-
-/* A hint gives the pool it holds back to that pool's cache. */
-static void hint_write_back(struct thread_hint *hint)
-{
-	if (hint->pool_id != 0 && hint->cache != NULL) {
-		hint->cache->active = hint_span(hint);
-		hint->cache->stack = hint->stack;
-		hint->cache->stack.limit = 0;
-	}
-	hint->pool_id = 0;
-	hint->cache = NULL;
-	hint_clear_span(hint);
-	hint->stack = (struct thread_stack){0};
-}
-
-/* Every hint of the thread written back: none names a cache any more. */
-static void hint_write_back_all(void)
-{
-	for (unsigned i = 0; i < HINT_SLOTS; i++)
-		hint_write_back(&thread_hints[i]);
-}
-
-/* The pool's hint takes a cache of the pool. */
-static void hint_take(struct pool *pool, struct thread_cache *tc)
-{
-	struct thread_hint *hint = hint_of(pool);
-	hint_write_back(hint);
-	hint->pool_id = pool->id;
-	hint->cache = tc;
-	hint_set_span(pool, tc->active);
-	hint->stack = tc->stack;
-	hint->stack.limit = pool->stack_limit;
-}
-
 /* Gives up every span of the cache's lists (point 6 of the design). */
 static void cache_release_all(struct pool *pool, struct thread_cache *tc)
 {
@@ -931,105 +837,12 @@ static void cache_release_all(struct pool *pool, struct thread_cache *tc)
 	tc->empty = 0;
 }
 
-/* Called with caches_lock held, for a cache whose pool is alive and
- * whose active span is written back. */
-static void cache_retire(struct thread_cache *tc)
+/* The pool's cache_retire (cache.c), at thread exit: every block of the
+ * stack back on its span, then every span given up. */
+static void span_cache_retire(struct pool *pool, struct thread_cache *tc)
 {
-	struct pool *pool = tc->pool;
 	stack_flush_retired(pool, tc);
 	cache_release_all(pool, tc);
-	cache_fold_counters(pool, tc);
-	if (tc->pool_prev)
-		tc->pool_prev->pool_next = tc->pool_next;
-	else
-		pool->caches = tc->pool_next;
-	if (tc->pool_next)
-		tc->pool_next->pool_prev = tc->pool_prev;
-	tc->pool = NULL;
-}
-/* pthread key destructor: the thread is exiting. */
-static void thread_exit(void *value)
-{
-	(void)value;
-	pthread_mutex_lock(&caches_lock);
-	hint_write_back_all();
-	struct thread_cache *tc = thread_caches;
-	while (tc) {
-		struct thread_cache *next = tc->thread_next;
-		if (tc->pool)
-			cache_retire(tc);
-		meta_free(tc, sizeof *tc);
-		tc = next;
-	}
-	thread_caches = NULL;
-	pthread_mutex_unlock(&caches_lock);
-}
-
-static void exit_key_create(void)
-{
-	exit_key_error = pthread_key_create(&exit_key, thread_exit);
-}
-
-/* Frees this thread's caches of destroyed pools.  Registry lock held, no
- * hint holding any of them. */
-static void prune_orphans(void)
-{
-	struct thread_cache **link = &thread_caches;
-	while (*link) {
-		struct thread_cache *tc = *link;
-		if (tc->pool == NULL) {
-			*link = tc->thread_next;
-			meta_free(tc, sizeof *tc);
-		} else {
-			link = &tc->thread_next;
-		}
-	}
-}
-
-/* This thread's cache for the pool, created on first use, held by the
- * hint; NULL when it cannot be made (the caller falls back). */
-static struct thread_cache *cache_lookup(struct pool *pool)
-{
-	for (struct thread_cache *tc = thread_caches; tc;
-	     tc = tc->thread_next) {
-		if (tc->pool_id == pool->id) {
-			hint_take(pool, tc);
-			return tc;
-		}
-	}
-
-	pthread_once(&exit_key_once, exit_key_create);
-	if (exit_key_error)
-		return NULL;
-	struct thread_cache *tc = meta_alloc(sizeof *tc);
-	if (tc == NULL)
-		return NULL;
-	tc->pool = pool;
-	tc->pool_id = pool->id;
-
-	hint_write_back_all();
-	pthread_mutex_lock(&caches_lock);
-	prune_orphans();
-	tc->pool_next = pool->caches;
-	if (pool->caches)
-		pool->caches->pool_prev = tc;
-	pool->caches = tc;
-	tc->thread_next = thread_caches;
-	thread_caches = tc;
-	pthread_mutex_unlock(&caches_lock);
-
-	/* Any non-NULL value makes the destructor run at thread exit. */
-	pthread_setspecific(exit_key, tc);
-	hint_take(pool, tc);
-	return tc;
-}
-
-static struct thread_cache *cache_get(struct pool *pool)
-{
-	struct thread_hint *hint = hint_of(pool);
-	if (likely(hint->pool_id == pool->id))
-		return hint->cache;
-	return cache_lookup(pool);
 }
 
 /* ------------------------------------------------------------ slow paths */
@@ -1260,16 +1073,6 @@ int thread_free_slow(struct pool *pool, void *block, size_t index,
 
 /* ------------------------------------------------------------ internal API */
 
-/* A failed pool_malloc_bulk() took n blocks and freed them again: they
- * are counted no more.  The thread's own counter, which thread_stats()
- * takes off the spans' counts of allocations. */
-void thread_uncount(struct pool *pool, size_t n)
-{
-	struct thread_cache *tc = cache_get(pool);
-	if (tc != NULL && n != 0)
-		owned_add(&tc->counts.counters[COUNT_TAKEN_BACK], n);
-}
-
 /* Whether a span the caller holds has no block handed out, none claimed
  * and none parked, and blocks touched: its pages may be given back. */
 static bool span_is_idle(struct span *span)
@@ -1361,92 +1164,16 @@ bool thread_block_is_live(struct pool *pool, size_t index)
 	return span_out(span, rel) && !span_claimed(span, rel);
 }
 
-void thread_fork_prepare(void)
-{
-	pthread_mutex_lock(&caches_lock);
-}
-
-void thread_fork_release(void)
-{
-	pthread_mutex_unlock(&caches_lock);
-}
-
 int thread_pool_init(struct pool *pool)
 {
-	pthread_once(&exit_key_once, exit_key_create);
-	if (exit_key_error)
-		return EAGAIN;
-#ifdef HINT_BY_OFFSET
-	/* The slot by the pool's number, as the array would index it: a
-	 * set's classes, numbered in a row, each get their own. */
-	intptr_t offset = (char *)&thread_hints[pool->id & (HINT_SLOTS - 1)] -
-	                  (char *)__builtin_thread_pointer();
-	/* Static TLS lies within a few pages of the thread pointer. */
-	if (offset != (int32_t)offset)
-		return ENOMEM;
-	pool->hint_offset = (int32_t)offset;
-#endif
-	/* About 64 KiB of blocks, 4 to 128 of them, and no more than a
-	 * sixteenth of the pool (one at least): what a thread keeps aside
-	 * stays small beside what the other threads may need. */
-	size_t limit = ((size_t)64 << 10) >> pool->block_shift;
-	limit = limit < 4 ? 4 : limit > 128 ? 128 : limit;
-	if (limit > pool->block_count / 16)
-		limit = pool->block_count / 16 ? pool->block_count / 16 : 1;
-	pool->stack_limit = (uint32_t)limit;
-	return 0;
-}
-
-void thread_pool_destroy(struct pool *pool)
-{
-	/* The hint may name this pool's cache, which is about to go. */
-	struct thread_hint *hint = hint_of(pool);
-	if (hint->pool_id == pool->id) {
-		hint->pool_id = 0;
-		hint->cache = NULL;
-		hint_clear_span(hint);
-		hint->stack = (struct thread_stack){0};
-	}
-	pthread_mutex_lock(&caches_lock);
-	/* Caches of other threads become orphans: their threads free them
-	 * at exit or at their next lookup, without touching the pool. */
-	for (struct thread_cache *tc = pool->caches; tc; tc = tc->pool_next)
-		tc->pool = NULL;
-	pool->caches = NULL;
-	prune_orphans();
-	pthread_mutex_unlock(&caches_lock);
-}
-
-void thread_count_fallback(struct pool *pool, bool is_free)
-{
-	enum thread_counter which =
-	    is_free ? COUNT_FALLBACK_FREES : COUNT_FALLBACK_ALLOCS;
-	struct thread_cache *tc = cache_get(pool);
-	if (tc != NULL) {
-		/* Written by this thread only. */
-		owned_increment(&tc->counts.counters[which]);
-	} else {
-		atomic_fetch_add_explicit(&pool->retired.counters[which], 1,
-		                          memory_order_relaxed);
-	}
+	return cache_pool_init(pool, span_cache_retire);
 }
 
 void thread_stats(struct pool *pool, pool_stats_t *out)
 {
 	uint64_t sums[COUNT_KINDS];
 
-	/* The retired counters are read under the lock that folds an exiting
-	 * thread's counters into them: read outside it, a thread that exits
-	 * between the two reads would be counted twice, or not at all. */
-	pthread_mutex_lock(&caches_lock);
-	for (int i = 0; i < COUNT_KINDS; i++)
-		sums[i] = atomic_load_explicit(&pool->retired.counters[i],
-		                               memory_order_relaxed);
-	for (struct thread_cache *tc = pool->caches; tc; tc = tc->pool_next)
-		for (int i = 0; i < COUNT_KINDS; i++)
-			sums[i] += atomic_load_explicit(&tc->counts.counters[i],
-			                                memory_order_relaxed);
-	pthread_mutex_unlock(&caches_lock);
+	cache_sum_counters(pool, sums);
 
 	/* The blocks handed out are the out bits no claim cancels; the peak
 	 * is bounded by the blocks ever touched, as a true peak would need a
