@@ -169,7 +169,7 @@ bool debug_fail_fallback(struct pool *pool)
 }
 
 bool hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
-                          unsigned hooks)
+                          unsigned hooks, const char *function)
 {
 	/* Every byte but word 0, the local link just followed: word 1, a
 	 * remote link while the block was on a remote list, was filled again
@@ -180,7 +180,7 @@ bool hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
 			/* Quarantined: kept handed out, never given to
 			 * anyone; the caller takes another block. */
 			close_block(pool, block, hooks);
-			report_detected(pool, "pool_malloc", block,
+			report_detected(pool, function, block,
 			                POOL_ERROR_WRITE_AFTER_FREE);
 			return false;
 		}

@@ -25,13 +25,15 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-/* A block is handed out for size bytes (fresh: never used before); false
- * when it is quarantined instead (hooks_block_out_slow()). */
+/* A block is handed out for size bytes (fresh: never used before) by the
+ * public call named function; false when it is quarantined instead
+ * (hooks_block_out_slow()). */
 POOL_INLINE bool hooks_block_out(struct pool *pool, void *block, size_t size,
-                                 bool fresh, unsigned hooks)
+                                 bool fresh, unsigned hooks,
+                                 const char *function)
 {
 	if (unlikely(hooks) &&
-	    !hooks_block_out_slow(pool, block, fresh, hooks))
+	    !hooks_block_out_slow(pool, block, fresh, hooks, function))
 		return false;
 #ifdef SHIFTPOOL_ASAN
 	ASAN_POISON_MEMORY_REGION(block, pool->block_size);
@@ -42,14 +44,16 @@ POOL_INLINE bool hooks_block_out(struct pool *pool, void *block, size_t size,
 	return true;
 }
 
-/* A block handed out for size bytes, in every mode: the hooks, then the
- * zeroing.  A never-used block is still zero from the mapping; a recycled
- * one needs only the requested bytes.  NULL when the hooks quarantined
- * the block (never without hooks). */
+/* A block handed out for size bytes by the public call named function,
+ * in every mode: the hooks, then the zeroing.  A never-used block is
+ * still zero from the mapping; a recycled one needs only the requested
+ * bytes.  NULL when the hooks quarantined the block (never without
+ * hooks). */
 POOL_INLINE void *block_out(struct pool *pool, void *block, size_t size,
-                            bool zero, bool fresh, unsigned hooks)
+                            bool zero, bool fresh, unsigned hooks,
+                            const char *function)
 {
-	if (!hooks_block_out(pool, block, size, fresh, hooks))
+	if (!hooks_block_out(pool, block, size, fresh, hooks, function))
 		return NULL;
 	if (zero && !fresh)
 		return memset(block, 0, size);
