@@ -609,6 +609,7 @@ _Static_assert(offsetof(struct pool, mode) < POOL_CACHE_LINE &&
 	               "struct pool: " #field " where the header says")
 SAME_OFFSET(single_limit, single_limit, single_limit);
 SAME_OFFSET(thread_limit, thread_limit, thread_limit);
+SAME_OFFSET(free_entry, free_entry, free_entry_);
 SAME_OFFSET(base, base, base);
 SAME_OFFSET(single_count, single_count, single_count);
 SAME_OFFSET(secret, secret, secret);
