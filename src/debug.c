@@ -177,7 +177,7 @@ bool debug_fail_fallback(struct pool *pool)
 }
 
 bool hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
-                          unsigned hooks)
+                          unsigned hooks, const char *function)
 {
 	/* Every byte but word 0 is checked, since word 0 holds the local
 	 * link that was just followed.  Word 1, which held a remote link
@@ -191,7 +191,7 @@ bool hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
 			 * handed out, and is never given to anyone.  The
 			 * caller takes another block. */
 			close_block(pool, block, hooks);
-			report_detected(pool, "pool_malloc", block,
+			report_detected(pool, function, block,
 			                POOL_ERROR_WRITE_AFTER_FREE);
 			return false;
 		}

@@ -26,14 +26,16 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-/* Called when a block is handed out for size bytes; fresh says that the
- * block was never used before.  Returns false when the hooks quarantine
- * the block instead (see hooks_block_out_slow()). */
+/* Called when the public call named function hands out a block for size
+ * bytes; fresh says that the block was never used before.  Returns false
+ * when the hooks quarantine the block instead (see
+ * hooks_block_out_slow()). */
 POOL_INLINE bool hooks_block_out(struct pool *pool, void *block, size_t size,
-                                 bool fresh, unsigned hooks)
+                                 bool fresh, unsigned hooks,
+                                 const char *function)
 {
 	if (unlikely(hooks) &&
-	    !hooks_block_out_slow(pool, block, fresh, hooks))
+	    !hooks_block_out_slow(pool, block, fresh, hooks, function))
 		return false;
 #ifdef SHIFTPOOL_ASAN
 	ASAN_POISON_MEMORY_REGION(block, pool->block_size);
@@ -44,15 +46,17 @@ POOL_INLINE bool hooks_block_out(struct pool *pool, void *block, size_t size,
 	return true;
 }
 
-/* Hands out a block for size bytes, in every mode: it runs the hooks, and
- * then zeroes the block when zero asks for it.  A block that was never
- * used is still zero from the mapping, and a recycled one needs only the
- * requested bytes zeroed.  Returns NULL when the hooks quarantined the
- * block, which never happens in a pool without hooks. */
+/* Hands out a block for size bytes for the public call named function,
+ * in every mode: it runs the hooks, and then zeroes the block when zero
+ * asks for it.  A block that was never used is still zero from the
+ * mapping, and a recycled one needs only the requested bytes zeroed.
+ * Returns NULL when the hooks quarantined the block, which never happens
+ * in a pool without hooks. */
 POOL_INLINE void *block_out(struct pool *pool, void *block, size_t size,
-                            bool zero, bool fresh, unsigned hooks)
+                            bool zero, bool fresh, unsigned hooks,
+                            const char *function)
 {
-	if (!hooks_block_out(pool, block, size, fresh, hooks))
+	if (!hooks_block_out(pool, block, size, fresh, hooks, function))
 		return NULL;
 	if (zero && !fresh)
 		return memset(block, 0, size);

@@ -511,11 +511,14 @@ struct free_list {
 	bool damaged;
 };
 
+/* What serves a pool beyond its fast paths (pool.c). */
+struct pool_ops;
+
 /*
  * A pool.  It lives at the start of its own mapping, its side tables
  * after it (region.c).  The first cache line holds what every call reads
  * and nobody writes after pool_init(): the region's bounds and shape, how
- * to encode links, which entry points serve.
+ * to encode links, which fast path serves, pool_free()'s entry.
  */
 struct pool {
 	/* Read by every fast path, written by pool_init() only.  The fast
@@ -525,7 +528,8 @@ struct pool {
 	 * POOL_PER_THREAD pool without hooks, and each is 0 otherwise. */
 	size_t single_limit;
 	size_t thread_limit;
-	/* pool_free()'s instance for the pool's mode and hooks */
+	/* pool_free() of the pool's mode and hooks: its operations' entry,
+	 * here so that pool_free() is one indirect jump */
 	void (*free_entry)(struct pool *pool, void *ptr);
 	char *base; /* first block; aligned to min(block, page) */
 	size_t single_count;
@@ -536,7 +540,6 @@ struct pool {
 	int32_t hint_offset;
 	uint8_t block_shift; /* block_size == 1 << block_shift */
 	uint8_t span_shift;  /* blocks per span == 1 << span_shift */
-	uint8_t dispatch;    /* DISPATCH_*: which entry points serve */
 	uint8_t mode;        /* POOL_SINGLE, POOL_LOCKED, POOL_PER_THREAD */
 
 	size_t block_count; /* blocks in the region */
@@ -548,6 +551,9 @@ struct pool {
 	/* POOL_LOCKED: guards list and allocated; not in the list's cache
 	 * line, so that waiters looking at it leave the holder's list alone */
 	struct spin_lock lock;
+	/* What serves the pool beyond the fast paths, by its mode and hooks
+	 * (pool.c) */
+	const struct pool_ops *ops;
 
 	size_t block_size; /* 1 << block_shift */
 	char *end;         /* one past the last block */
@@ -627,7 +633,8 @@ struct pool {
 	_Alignas(SHIFTPOOL_MAP_OFFSET_) uint64_t allocated[];
 };
 
-_Static_assert(offsetof(struct pool, mode) + 1 == POOL_CACHE_LINE,
+_Static_assert(offsetof(struct pool, mode) < POOL_CACHE_LINE &&
+                   offsetof(struct pool, block_count) == POOL_CACHE_LINE,
                "what every fast path reads is the pool's first cache line");
 
 /* The layout the public header's fast paths read (struct shiftpool_pool_,
@@ -638,6 +645,7 @@ _Static_assert(offsetof(struct pool, mode) + 1 == POOL_CACHE_LINE,
 	               "struct pool: " #field " where the header says")
 SAME_OFFSET(single_limit, single_limit, single_limit);
 SAME_OFFSET(thread_limit, thread_limit, thread_limit);
+SAME_OFFSET(free_entry, free_entry, free_entry_);
 SAME_OFFSET(base, base, base);
 SAME_OFFSET(single_count, single_count, single_count);
 SAME_OFFSET(secret, secret, secret);
@@ -682,14 +690,6 @@ POOL_INLINE struct shiftpool_pool_ *fast_of(struct pool *pool)
 #define HOOK_VALGRIND 0x1u /* describe blocks to memcheck */
 #define HOOK_FILL     0x2u /* fill free blocks, verify when handed out */
 #define HOOK_TRACE    0x4u /* log every call to the trace file */
-
-/* pool->dispatch: the public functions test it once and tail-call. */
-enum {
-	DISPATCH_SINGLE,     /* POOL_SINGLE, no hooks */
-	DISPATCH_PER_THREAD, /* POOL_PER_THREAD, no hooks */
-	DISPATCH_LOCKED,     /* POOL_LOCKED, no hooks */
-	DISPATCH_HOOKED      /* any mode with hooks */
-};
 
 /* ------------------------------------------------------------ the region */
 
@@ -825,9 +825,10 @@ bool debug_fail_fallback(struct pool *pool);
 /* The out-of-line halves of hooks_block_out() and hooks_block_in()
  * (hooks.h): a block goes out (fresh: never used before), or false when
  * the fill pattern shows it was written after it was freed: it is then
- * reported and quarantined; or a block comes back. */
+ * reported under function, the public call, and quarantined; or a block
+ * comes back. */
 POOL_COLD bool hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
-                                    unsigned hooks);
+                                    unsigned hooks, const char *function);
 POOL_COLD void hooks_block_in_slow(struct pool *pool, void *block,
                                    unsigned hooks);
 #ifdef SHIFTPOOL_ASAN
@@ -912,7 +913,8 @@ uint64_t serial_next(void);
 
 /* ------------------------------------------------------------ pool.c */
 
-/* Chooses the entry points that serve a new pool, by its mode and hooks. */
+/* Chooses the operations that serve a new pool (struct pool_ops, pool.c),
+ * by its mode and hooks. */
 void dispatch_choose(struct pool *pool);
 
 /* pool_realloc() of ptr of pool, into the pool to that serves size (pool

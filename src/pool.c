@@ -4,10 +4,14 @@
  *
  * Two inline templates, alloc_in() and free_in(), hold every mode's path:
  * instantiated with the mode and the hooks (hooks.h) constant, each
- * instance holds only its own code.  The public functions dispatch with a
- * compare and a tail call (POOL_SINGLE and POOL_PER_THREAD without hooks
- * are inlined into them); what the fast path cannot do is a tail call to a
- * cold instance.
+ * instance holds only its own code.  A pool is served in one of two
+ * ways.  The fast paths of an unhooked POOL_SINGLE or POOL_PER_THREAD
+ * pool are inlined into the public functions, each behind one compare
+ * (single_limit, thread_limit and single_count: struct pool).  Everything
+ * else goes through the pool's table of operations (struct pool_ops),
+ * one for each mode with hooks and one without, chosen when the pool is
+ * made.  Every path takes the name of the public call it serves, which
+ * its reports give.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -24,14 +28,44 @@
 /* Not an operation: the call is part of another that traces itself. */
 #define UNTRACED TRACE_OP_COUNT
 
+/*
+ * What serves a kind of pool (its mode, and whether it has hooks) beyond
+ * the inlined fast paths.  function is the public call's name for
+ * reports (a class of a set gives the pool call's: report.c names the
+ * set's), op the trace record to write or UNTRACED.
+ */
+struct pool_ops {
+	/* pool_free(); pool->free_entry holds a copy, so that pool_free()
+	 * and pool_set_free() reach it with one indirect jump */
+	void (*free_entry)(struct pool *pool, void *ptr);
+	/* A malloc and a calloc of any size: what alloc_dispatch()'s
+	 * compares leave.  Two entries rather than one taking a flag, so
+	 * that neither tests the flag at run time. */
+	void *(*alloc)(struct pool *pool, size_t size, const char *function,
+	               enum trace_op op);
+	void *(*alloc_zero)(struct pool *pool, size_t size,
+	                    const char *function, enum trace_op op);
+	/* A free of any pointer, what free_dispatch()'s compare leaves;
+	 * returns what it did (enum trace_src). */
+	int (*free)(struct pool *pool, const char *function, void *ptr,
+	            enum trace_op op);
+	/* pool_malloc_bulk()'s runs of blocks from the free list (none for
+	 * a hooked pool), and pool_free_bulk(). */
+	size_t (*pop_many)(struct pool *pool, size_t size, size_t n,
+	                   void **out);
+	void (*free_many)(struct pool *pool, size_t n, void *const *ptrs);
+	/* Whether the block of that index is handed out now. */
+	bool (*is_live)(struct pool *pool, size_t index);
+	/* pool_trim()'s work. */
+	size_t (*trim)(struct pool *pool);
+};
+
 /* ------------------------------------------------------------ helpers */
 
 /* Whether the block of that index is handed out now. */
 bool block_is_live(struct pool *pool, size_t index)
 {
-	if (pool->mode == POOL_PER_THREAD)
-		return thread_block_is_live(pool, index);
-	return list_block_is_live(pool, index);
+	return pool->ops->is_live(pool, index);
 }
 
 /* Who served an allocation: the trace's src=. */
@@ -53,27 +87,28 @@ static enum trace_src source_of_error(int error)
 /* ------------------------------------------------------------ templates */
 
 /*
- * What alloc_in()'s fast path leaves: the never-used blocks, another span,
- * a corrupted list, the fallback.  size may not fit a block.
+ * What alloc_in()'s fast path leaves, in every mode: the never-used
+ * blocks, another span, a corrupted list, a block the hooks quarantine,
+ * the fallback.  size may not fit a block.  A report from in here (a
+ * corrupted list) names function.
  */
-POOL_INLINE void *alloc_rest(struct pool *pool, size_t size, bool zero,
-                             int mode, unsigned hooks)
+static POOL_NOINLINE void *alloc_rest(struct pool *pool, size_t size, bool zero,
+                                      const char *function)
 {
-	/* A report from in here (a corrupted list) names the public call:
-	 * the outer one that set it (pool_realloc(), say), else this. */
-	const char *outer =
-	    report_call_begin(zero ? "pool_calloc" : "pool_malloc");
+	unsigned hooks = pool->hooks;
+	const char *outer = report_call_begin(function);
 	void *block = NULL;
 	/* A block the hooks quarantine (hooked pools only) is replaced by
 	 * the next; the pool runs out of them eventually. */
 	while (size <= pool->block_size) {
 		bool fresh;
-		block = mode == POOL_PER_THREAD
+		block = pool->mode == POOL_PER_THREAD
 		            ? thread_alloc_slow(pool, &fresh, hooks)
 		            : list_alloc_slow(pool, &fresh, hooks);
 		if (block == NULL)
 			break;
-		block = block_out(pool, block, size, zero, fresh, hooks);
+		block =
+		    block_out(pool, block, size, zero, fresh, hooks, function);
 		if (block != NULL)
 			break;
 	}
@@ -83,37 +118,13 @@ POOL_INLINE void *alloc_rest(struct pool *pool, size_t size, bool zero,
 	return fallback_alloc(pool, size, zero);
 }
 
-POOL_COLD static void *single_alloc_rest(struct pool *pool, size_t size,
-                                         bool zero)
-{
-	return alloc_rest(pool, size, zero, POOL_SINGLE, 0);
-}
-
-POOL_COLD static void *locked_alloc_rest(struct pool *pool, size_t size,
-                                         bool zero)
-{
-	return alloc_rest(pool, size, zero, POOL_LOCKED, 0);
-}
-
-POOL_NOINLINE static void *per_thread_alloc_rest(struct pool *pool, size_t size,
-                                             bool zero)
-{
-	return alloc_rest(pool, size, zero, POOL_PER_THREAD, 0);
-}
-
-POOL_COLD static void *hooked_alloc_rest(struct pool *pool, size_t size,
-                                         bool zero)
-{
-	return alloc_rest(pool, size, zero, pool->mode, pool->hooks);
-}
-
 /*
- * pool_malloc (zero false) or pool_calloc (zero true) of size bytes, which
- * fit a block.  The fast path is the head of a free list; everything else
- * is a tail call.
+ * The malloc (zero false) or calloc (zero true) of the public call named
+ * function, of size bytes, which fit a block.  The fast path is the head
+ * of a free list; everything else is a tail call.
  */
-POOL_INLINE void *alloc_in(struct pool *pool, size_t size, bool zero, int mode,
-                           unsigned hooks)
+POOL_INLINE void *alloc_in(struct pool *pool, size_t size, bool zero,
+                           const char *function, int mode, unsigned hooks)
 {
 	void *block;
 
@@ -127,17 +138,12 @@ POOL_INLINE void *alloc_in(struct pool *pool, size_t size, bool zero, int mode,
 			lock_release(&pool->lock);
 	}
 	if (likely(block != NULL)) {
-		block = block_out(pool, block, size, zero, false, hooks);
+		block =
+		    block_out(pool, block, size, zero, false, hooks, function);
 		if (!hooks || block != NULL)
 			return block;
 	}
-	if (hooks)
-		return hooked_alloc_rest(pool, size, zero);
-	if (mode == POOL_SINGLE)
-		return single_alloc_rest(pool, size, zero);
-	if (mode == POOL_LOCKED)
-		return locked_alloc_rest(pool, size, zero);
-	return per_thread_alloc_rest(pool, size, zero);
+	return alloc_rest(pool, size, zero, function);
 }
 
 /* Reports what the free path found; returns the trace's word for it. */
@@ -223,113 +229,28 @@ POOL_INLINE int free_in(struct pool *pool, const char *function, void *ptr,
 	return TRACE_SRC_POOL;
 }
 
-/* ------------------------------------------------------------ instances */
-
-/* A function for malloc and another for calloc, rather than one taking a
- * flag, so that neither tests the flag at run time. */
-static POOL_NOINLINE void *locked_malloc(struct pool *pool, size_t size)
-{
-	if (size > pool->block_size)
-		return fallback_alloc(pool, size, false);
-	return alloc_in(pool, size, false, POOL_LOCKED, 0);
-}
-
-static POOL_NOINLINE void *locked_calloc(struct pool *pool, size_t size)
-{
-	if (size > pool->block_size)
-		return fallback_alloc(pool, size, true);
-	return alloc_in(pool, size, true, POOL_LOCKED, 0);
-}
-
-static POOL_NOINLINE int locked_free(struct pool *pool, const char *function,
-                                     void *ptr, size_t index)
-{
-	return free_in(pool, function, ptr, index, POOL_LOCKED, 0);
-}
-
-/* Every mode with hooks; op is the trace record to write, or UNTRACED. */
-static POOL_NOINLINE void *hooked_alloc(struct pool *pool, size_t size,
-                                        bool zero, enum trace_op op)
-{
-	unsigned hooks = pool->hooks;
-	void *ptr;
-
-	if (size > pool->block_size)
-		ptr = fallback_alloc(pool, size, zero);
-	else if (pool->mode == POOL_SINGLE)
-		ptr = alloc_in(pool, size, zero, POOL_SINGLE, hooks);
-	else if (pool->mode == POOL_LOCKED)
-		ptr = alloc_in(pool, size, zero, POOL_LOCKED, hooks);
-	else
-		ptr = alloc_in(pool, size, zero, POOL_PER_THREAD, hooks);
-	if (op != UNTRACED && (hooks & HOOK_TRACE))
-		trace_record(pool, op, "size=%zu ptr=0x%" PRIxPTR " src=%s",
-		             size, (uintptr_t)ptr,
-		             trace_src_name(source_of(pool, ptr)));
-	return ptr;
-}
-
-static POOL_NOINLINE int hooked_free(struct pool *pool, const char *function,
-                                     void *ptr, enum trace_op op)
-{
-	unsigned hooks = pool->hooks;
-	size_t index = region_slot(pool, ptr);
-	int done;
-	/* The free's seq= is taken before the block can be handed out again,
-	 * so it orders before the allocation that reuses it. */
-	bool traced = op != UNTRACED && (hooks & HOOK_TRACE);
-	uint64_t seq = traced ? trace_seq() : 0;
-
-	if (pool->mode == POOL_SINGLE)
-		done = index < pool->block_count
-		           ? free_in(pool, function, ptr, index, POOL_SINGLE,
-		                     hooks)
-		           : free_outside(pool, function, ptr);
-	else if (pool->mode == POOL_LOCKED)
-		done = free_in(pool, function, ptr, index, POOL_LOCKED, hooks);
-	else
-		done =
-		    free_in(pool, function, ptr, index, POOL_PER_THREAD, hooks);
-	if (traced)
-		trace_record_seq(pool, seq, op, "ptr=0x%" PRIxPTR " src=%s",
-		                 (uintptr_t)ptr,
-		                 trace_src_name((unsigned)done));
-	return done;
-}
-
-/* What the dispatch's compares leave: a locked or hooked pool, or a size
- * that fits no block. */
-static POOL_NOINLINE void *other_alloc(struct pool *pool, size_t size,
-                                       bool zero, enum trace_op op)
-{
-	if (pool->dispatch == DISPATCH_LOCKED)
-		return zero ? locked_calloc(pool, size)
-		            : locked_malloc(pool, size);
-	if (pool->dispatch == DISPATCH_HOOKED)
-		return hooked_alloc(pool, size, zero, op);
-	return fallback_alloc(pool, size, zero);
-}
-
 /* ------------------------------------------------------------ dispatch */
 
 /*
- * The one dispatch of every allocation; op as for hooked_alloc().  One
- * compare each tells an unhooked POOL_SINGLE or POOL_PER_THREAD pool and a
- * size that fits its blocks (see struct pool).
+ * The one dispatch of every allocation.  One compare each tells an
+ * unhooked POOL_SINGLE or POOL_PER_THREAD pool and a size that fits its
+ * blocks (see struct pool); the pool's operations serve the rest.
  */
 POOL_INLINE void *alloc_dispatch(struct pool *pool, size_t size, bool zero,
-                                 enum trace_op op)
+                                 const char *function, enum trace_op op)
 {
 	if (likely(size < pool->single_limit))
-		return alloc_in(pool, size, zero, POOL_SINGLE, 0);
+		return alloc_in(pool, size, zero, function, POOL_SINGLE, 0);
 	if (likely(size < pool->thread_limit))
-		return alloc_in(pool, size, zero, POOL_PER_THREAD, 0);
-	return other_alloc(pool, size, zero, op);
+		return alloc_in(pool, size, zero, function, POOL_PER_THREAD, 0);
+	if (zero)
+		return pool->ops->alloc_zero(pool, size, function, op);
+	return pool->ops->alloc(pool, size, function, op);
 }
 
-/* The one dispatch of every free; returns what it did (enum trace_src).
- * For an unhooked POOL_SINGLE pool, one compare tells both the mode and a
- * block start of the region. */
+/* The one dispatch of every free but pool_free()'s; returns what it did
+ * (enum trace_src).  For an unhooked POOL_SINGLE pool, one compare tells
+ * both the mode and a block start of the region. */
 POOL_INLINE int free_dispatch(struct pool *pool, const char *function,
                               void *ptr, enum trace_op op)
 {
@@ -337,39 +258,219 @@ POOL_INLINE int free_dispatch(struct pool *pool, const char *function,
 
 	if (likely(index < pool->single_count))
 		return free_in(pool, function, ptr, index, POOL_SINGLE, 0);
-	if (pool->dispatch == DISPATCH_SINGLE)
-		return free_outside(pool, function, ptr);
-	if (pool->dispatch == DISPATCH_PER_THREAD)
-		return free_in(pool, function, ptr, index, POOL_PER_THREAD, 0);
-	if (pool->dispatch == DISPATCH_LOCKED)
-		return locked_free(pool, function, ptr, index);
-	return hooked_free(pool, function, ptr, op);
+	return pool->ops->free(pool, function, ptr, op);
 }
 
-/* pool_free()'s instances, one per kind of pool. */
-static void single_free(struct pool *pool, void *ptr)
+/* ------------------------------------------------------------ bulk */
+
+/*
+ * The blocks at the head of the free list, as many as there are up to n,
+ * into out[]: one lock for all of them in POOL_LOCKED mode, no call per
+ * block in any mode.  Unhooked pools only; returns how many.
+ */
+POOL_INLINE size_t bulk_pop(struct pool *pool, size_t size, size_t n,
+                            void **out, int mode)
 {
+	size_t got;
+
+	if (mode == POOL_PER_THREAD) {
+		got = thread_pop_many(pool, n, out);
+	} else {
+		if (mode == POOL_LOCKED)
+			lock_acquire(&pool->lock);
+		got = list_pop_many(pool, n, out);
+		if (mode == POOL_LOCKED)
+			lock_release(&pool->lock);
+	}
+	/* Nothing to do but in an ASan build, which unpoisons them. */
+	for (size_t i = 0; i < got; i++)
+		block_out(pool, out[i], size, false, false, 0,
+		          "pool_malloc_bulk");
+	return got;
+}
+
+/*
+ * pool_free_bulk()'s loop for an unhooked pool: runs of blocks freed
+ * together (in one lock in POOL_LOCKED mode), and between them the
+ * pointer a run stopped at freed as pool_free() would (the fallback, a
+ * block of another span, NULL, misuse reported outside any lock).
+ */
+POOL_INLINE void bulk_free(struct pool *pool, size_t n, void *const *ptrs,
+                           int mode)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (mode == POOL_PER_THREAD) {
+			i += thread_push_many(pool, n - i, ptrs + i);
+		} else {
+			if (mode == POOL_LOCKED)
+				lock_acquire(&pool->lock);
+			i += list_free_many(pool, n - i, ptrs + i);
+			if (mode == POOL_LOCKED)
+				lock_release(&pool->lock);
+		}
+		if (i < n)
+			free_dispatch(pool, "pool_free_bulk", ptrs[i],
+			              UNTRACED);
+	}
+}
+
+/* A hooked pool's batch, one pointer at a time, each traced as part of the
+ * batch. */
+static void bulk_free_hooked(struct pool *pool, size_t n, void *const *ptrs)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool traced = pool->hooks & HOOK_TRACE;
+		/* As for pool_free(): see kind_free(). */
+		uint64_t seq = traced ? trace_seq() : 0;
+		int done =
+		    free_dispatch(pool, "pool_free_bulk", ptrs[i], UNTRACED);
+		if (traced)
+			trace_record_seq(pool, seq, TRACE_OP_FREE_BULK,
+			                 "n=%zu ptr=0x%" PRIxPTR " src=%s", n,
+			                 (uintptr_t)ptrs[i],
+			                 trace_src_name((unsigned)done));
+	}
+}
+
+/* A hooked pool hands out no run of blocks: every one goes out through
+ * the hooks, by the ordinary path. */
+static size_t bulk_pop_none(struct pool *pool, size_t size, size_t n,
+                            void **out)
+{
+	(void)pool, (void)size, (void)n, (void)out;
+	return 0;
+}
+
+static void trace_malloc_bulk(struct pool *pool, size_t size, size_t n,
+                              void *const *out, size_t got)
+{
+	if (got == 0) {
+		trace_record(pool, TRACE_OP_MALLOC_BULK,
+		             "size=%zu n=%zu ptr=0x0 src=%s", size, n,
+		             trace_src_name(TRACE_SRC_NONE));
+		return;
+	}
+	for (size_t i = 0; i < got; i++)
+		trace_record(pool, TRACE_OP_MALLOC_BULK,
+		             "size=%zu n=%zu ptr=0x%" PRIxPTR " src=%s", size,
+		             n, (uintptr_t)out[i],
+		             trace_src_name(source_of(pool, out[i])));
+}
+
+/* ------------------------------------------------------------ kinds */
+
+/* An allocation of any size by a pool of that mode, hooked or not. */
+POOL_INLINE void *kind_alloc(struct pool *pool, size_t size, bool zero,
+                             const char *function, enum trace_op op, int mode,
+                             bool hooked)
+{
+	unsigned hooks = hooked ? pool->hooks : 0;
+	void *ptr = size <= pool->block_size
+	                ? alloc_in(pool, size, zero, function, mode, hooks)
+	                : fallback_alloc(pool, size, zero);
+	if (hooked && op != UNTRACED && (hooks & HOOK_TRACE))
+		trace_record(pool, op, "size=%zu ptr=0x%" PRIxPTR " src=%s",
+		             size, (uintptr_t)ptr,
+		             trace_src_name(source_of(pool, ptr)));
+	return ptr;
+}
+
+/* A free of any pointer by a pool of that mode, hooked or not. */
+POOL_INLINE int kind_free(struct pool *pool, const char *function, void *ptr,
+                          enum trace_op op, int mode, bool hooked)
+{
+	unsigned hooks = hooked ? pool->hooks : 0;
 	size_t index = region_slot(pool, ptr);
-	if (likely(index < pool->block_count))
-		free_in(pool, "pool_free", ptr, index, POOL_SINGLE, 0);
-	else
-		free_outside(pool, "pool_free", ptr);
+	/* The free's seq= is taken before the block can be handed out again,
+	 * so it orders before the allocation that reuses it. */
+	bool traced = hooked && op != UNTRACED && (hooks & HOOK_TRACE);
+	uint64_t seq = traced ? trace_seq() : 0;
+	int done = mode == POOL_SINGLE && unlikely(index >= pool->block_count)
+	               ? free_outside(pool, function, ptr)
+	               : free_in(pool, function, ptr, index, mode, hooks);
+	if (traced)
+		trace_record_seq(pool, seq, op, "ptr=0x%" PRIxPTR " src=%s",
+		                 (uintptr_t)ptr,
+		                 trace_src_name((unsigned)done));
+	return done;
 }
 
-static void per_thread_free(struct pool *pool, void *ptr)
-{
-	free_in(pool, "pool_free", ptr, 0, POOL_PER_THREAD, 0);
-}
+/*
+ * The operations of a kind of pool (struct pool_ops): kind##_ops, with
+ * the entries that are the templates above instantiated for its mode and
+ * hook state, and the bulk, liveness and trim functions given.
+ */
+#define POOL_KIND(kind, mode, hooked, pop_many_fn, free_many_fn, is_live_fn,   \
+                  trim_fn)                                                     \
+	static POOL_NOINLINE void *kind##_alloc(                               \
+	    struct pool *pool, size_t size, const char *function,              \
+	    enum trace_op op)                                                  \
+	{                                                                      \
+		return kind_alloc(pool, size, false, function, op, mode,       \
+		                  hooked);                                     \
+	}                                                                      \
+	static POOL_NOINLINE void *kind##_alloc_zero(                          \
+	    struct pool *pool, size_t size, const char *function,              \
+	    enum trace_op op)                                                  \
+	{                                                                      \
+		return kind_alloc(pool, size, true, function, op, mode,        \
+		                  hooked);                                     \
+	}                                                                      \
+	static POOL_NOINLINE int kind##_free(struct pool *pool,                \
+	                                     const char *function, void *ptr,  \
+	                                     enum trace_op op)                 \
+	{                                                                      \
+		return kind_free(pool, function, ptr, op, mode, hooked);       \
+	}                                                                      \
+	static void kind##_free_entry(struct pool *pool, void *ptr)            \
+	{                                                                      \
+		kind_free(pool, "pool_free", ptr, TRACE_OP_FREE, mode,         \
+		          hooked);                                             \
+	}                                                                      \
+	static const struct pool_ops kind##_ops = {                            \
+	    .free_entry = kind##_free_entry,                                   \
+	    .alloc = kind##_alloc,                                             \
+	    .alloc_zero = kind##_alloc_zero,                                   \
+	    .free = kind##_free,                                               \
+	    .pop_many = pop_many_fn,                                           \
+	    .free_many = free_many_fn,                                         \
+	    .is_live = is_live_fn,                                             \
+	    .trim = trim_fn,                                                   \
+	}
 
-static void locked_free_entry(struct pool *pool, void *ptr)
-{
-	locked_free(pool, "pool_free", ptr, region_slot(pool, ptr));
-}
+/* The bulk loops of an unhooked pool of that mode, compiled for it
+ * alone. */
+#define BULK_LOOPS(kind, mode)                                                 \
+	static POOL_NOINLINE size_t kind##_pop_many(                           \
+	    struct pool *pool, size_t size, size_t n, void **out)              \
+	{                                                                      \
+		return bulk_pop(pool, size, n, out, mode);                     \
+	}                                                                      \
+	static POOL_NOINLINE void kind##_free_many(                            \
+	    struct pool *pool, size_t n, void *const *ptrs)                    \
+	{                                                                      \
+		bulk_free(pool, n, ptrs, mode);                                \
+	}
 
-static void hooked_free_entry(struct pool *pool, void *ptr)
-{
-	hooked_free(pool, "pool_free", ptr, TRACE_OP_FREE);
-}
+BULK_LOOPS(single, POOL_SINGLE)
+BULK_LOOPS(locked, POOL_LOCKED)
+BULK_LOOPS(per_thread, POOL_PER_THREAD)
+
+POOL_KIND(single, POOL_SINGLE, false, single_pop_many, single_free_many,
+          list_block_is_live, list_trim);
+POOL_KIND(locked, POOL_LOCKED, false, locked_pop_many, locked_free_many,
+          list_block_is_live, list_trim);
+POOL_KIND(per_thread, POOL_PER_THREAD, false, per_thread_pop_many,
+          per_thread_free_many, thread_block_is_live, thread_trim);
+POOL_KIND(hooked_single, POOL_SINGLE, true, bulk_pop_none, bulk_free_hooked,
+          list_block_is_live, list_trim);
+POOL_KIND(hooked_locked, POOL_LOCKED, true, bulk_pop_none, bulk_free_hooked,
+          list_block_is_live, list_trim);
+POOL_KIND(hooked_per_thread, POOL_PER_THREAD, true, bulk_pop_none,
+          bulk_free_hooked, thread_block_is_live, thread_trim);
+
+#undef BULK_LOOPS
+#undef POOL_KIND
 
 /* ------------------------------------------------------------ realloc */
 
@@ -400,7 +501,7 @@ static void *realloc_block(struct pool *pool, struct pool *to, void *ptr,
 		return ptr;
 	}
 	int saved = errno;
-	void *moved = alloc_dispatch(to, size, false, UNTRACED);
+	void *moved = alloc_dispatch(to, size, false, "pool_realloc", UNTRACED);
 	if (size <= pool->block_size &&
 	    (moved == NULL || !region_contains(to, moved))) {
 		/* The smaller class has no block now: the shrink stays. */
@@ -430,7 +531,7 @@ static void *realloc_outside(struct pool *pool, struct pool *to, void *ptr,
 	size_t old = size <= to->block_size ? fallback_usable_size(pool, ptr) : 0;
 	if (old == 0)
 		return fallback_resize(pool, ptr, size);
-	void *moved = alloc_dispatch(to, size, false, UNTRACED);
+	void *moved = alloc_dispatch(to, size, false, "pool_realloc", UNTRACED);
 	if (moved != NULL) {
 		memcpy(moved, ptr, old < size ? old : size);
 		realloc_seq(pool, seq);
@@ -461,170 +562,38 @@ static void *realloc_in(struct pool *pool, struct pool *to, void *ptr,
 	return NULL;
 }
 
-/* ------------------------------------------------------------ bulk */
-
-/*
- * The blocks at the head of the free list, as many as there are up to n,
- * into out[]: one lock for all of them in POOL_LOCKED mode, no call per
- * block in any mode.  Unhooked pools only; returns how many.
- */
-POOL_INLINE size_t bulk_pop(struct pool *pool, size_t size, size_t n,
-                            void **out, int mode)
-{
-	size_t got;
-
-	if (mode == POOL_PER_THREAD) {
-		got = thread_pop_many(pool, n, out);
-	} else {
-		if (mode == POOL_LOCKED)
-			lock_acquire(&pool->lock);
-		got = list_pop_many(pool, n, out);
-		if (mode == POOL_LOCKED)
-			lock_release(&pool->lock);
-	}
-	/* Nothing to do but in an ASan build, which unpoisons them. */
-	for (size_t i = 0; i < got; i++)
-		block_out(pool, out[i], size, false, false, 0);
-	return got;
-}
-
-/*
- * pool_free_bulk()'s loop for an unhooked pool: runs of blocks freed
- * together (in one lock in POOL_LOCKED mode), and between them the
- * pointer a run stopped at freed as pool_free() would (the fallback, a
- * block of another span, NULL, misuse reported outside any lock).
- */
-POOL_INLINE void bulk_free(struct pool *pool, size_t n, void *const *ptrs,
-                           int mode)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (mode == POOL_PER_THREAD) {
-			i += thread_push_many(pool, n - i, ptrs + i);
-		} else {
-			if (mode == POOL_LOCKED)
-				lock_acquire(&pool->lock);
-			i += list_free_many(pool, n - i, ptrs + i);
-			if (mode == POOL_LOCKED)
-				lock_release(&pool->lock);
-		}
-		if (i < n)
-			free_dispatch(pool, "pool_free_bulk", ptrs[i],
-			              UNTRACED);
-	}
-}
-
-/* A function per mode, so that each mode's loops are compiled for it
- * alone. */
-static POOL_NOINLINE size_t bulk_pop_single(struct pool *pool, size_t size,
-                                            size_t n, void **out)
-{
-	return bulk_pop(pool, size, n, out, POOL_SINGLE);
-}
-
-static POOL_NOINLINE size_t bulk_pop_locked(struct pool *pool, size_t size,
-                                            size_t n, void **out)
-{
-	return bulk_pop(pool, size, n, out, POOL_LOCKED);
-}
-
-static POOL_NOINLINE size_t bulk_pop_per_thread(struct pool *pool, size_t size,
-                                                size_t n, void **out)
-{
-	return bulk_pop(pool, size, n, out, POOL_PER_THREAD);
-}
-
-static size_t bulk_pop_dispatch(struct pool *pool, size_t size, size_t n,
-                                void **out)
-{
-	if (pool->dispatch == DISPATCH_SINGLE)
-		return bulk_pop_single(pool, size, n, out);
-	if (pool->dispatch == DISPATCH_PER_THREAD)
-		return bulk_pop_per_thread(pool, size, n, out);
-	if (pool->dispatch == DISPATCH_LOCKED)
-		return bulk_pop_locked(pool, size, n, out);
-	return 0;
-}
-
-static POOL_NOINLINE void bulk_free_single(struct pool *pool, size_t n,
-                                           void *const *ptrs)
-{
-	bulk_free(pool, n, ptrs, POOL_SINGLE);
-}
-
-static POOL_NOINLINE void bulk_free_locked(struct pool *pool, size_t n,
-                                           void *const *ptrs)
-{
-	bulk_free(pool, n, ptrs, POOL_LOCKED);
-}
-
-static POOL_NOINLINE void bulk_free_per_thread(struct pool *pool, size_t n,
-                                               void *const *ptrs)
-{
-	bulk_free(pool, n, ptrs, POOL_PER_THREAD);
-}
-
-/* A hooked pool's batch, one pointer at a time, each traced as part of the
- * batch. */
-static void bulk_free_hooked(struct pool *pool, size_t n, void *const *ptrs)
-{
-	for (size_t i = 0; i < n; i++) {
-		bool traced = pool->hooks & HOOK_TRACE;
-		uint64_t seq = traced ? trace_seq() : 0; /* as hooked_free() */
-		int done =
-		    hooked_free(pool, "pool_free_bulk", ptrs[i], UNTRACED);
-		if (traced)
-			trace_record_seq(pool, seq, TRACE_OP_FREE_BULK,
-			                 "n=%zu ptr=0x%" PRIxPTR " src=%s", n,
-			                 (uintptr_t)ptrs[i],
-			                 trace_src_name((unsigned)done));
-	}
-}
-
-static void trace_malloc_bulk(struct pool *pool, size_t size, size_t n,
-                              void *const *out, size_t got)
-{
-	if (got == 0) {
-		trace_record(pool, TRACE_OP_MALLOC_BULK,
-		             "size=%zu n=%zu ptr=0x0 src=%s", size, n,
-		             trace_src_name(TRACE_SRC_NONE));
-		return;
-	}
-	for (size_t i = 0; i < got; i++)
-		trace_record(pool, TRACE_OP_MALLOC_BULK,
-		             "size=%zu n=%zu ptr=0x%" PRIxPTR " src=%s", size,
-		             n, (uintptr_t)out[i],
-		             trace_src_name(source_of(pool, out[i])));
-}
-
 /* ------------------------------------------------------------ public API */
 
-/* The entry points that serve the pool, by its mode and hooks, and the
+/* The operations that serve the pool, by its mode and hooks, and the
  * limits that let the fast paths tell it with one compare. */
 void dispatch_choose(struct pool *pool)
 {
-	pool->dispatch = pool->hooks                 ? DISPATCH_HOOKED
-	                 : pool->mode == POOL_SINGLE ? DISPATCH_SINGLE
-	                 : pool->mode == POOL_LOCKED ? DISPATCH_LOCKED
-	                                             : DISPATCH_PER_THREAD;
-	if (pool->dispatch == DISPATCH_SINGLE) {
+	bool hooked = pool->hooks != 0;
+	const struct pool_ops *ops;
+
+	if (pool->mode == POOL_SINGLE)
+		ops = hooked ? &hooked_single_ops : &single_ops;
+	else if (pool->mode == POOL_LOCKED)
+		ops = hooked ? &hooked_locked_ops : &locked_ops;
+	else
+		ops = hooked ? &hooked_per_thread_ops : &per_thread_ops;
+	pool->ops = ops;
+	pool->free_entry = ops->free_entry;
+	if (ops == &single_ops) {
 		pool->single_limit = pool->block_size + 1;
 		pool->single_count = pool->block_count;
-	} else if (pool->dispatch == DISPATCH_PER_THREAD) {
+	} else if (ops == &per_thread_ops) {
 		pool->thread_limit = pool->block_size + 1;
 	}
-	pool->free_entry =
-	    pool->dispatch == DISPATCH_SINGLE       ? single_free
-	    : pool->dispatch == DISPATCH_PER_THREAD ? per_thread_free
-	    : pool->dispatch == DISPATCH_LOCKED     ? locked_free_entry
-	                                            : hooked_free_entry;
 }
 
 /* A pool set's allocations, here so that the dispatch is inlined: the set
- * adds a table lookup to a pool's path. */
+ * adds a table lookup to a pool's path.  The class is told the pool
+ * call's name: its reports name the set's (report.c). */
 POOL_API void *pool_set_malloc(pool_set_t *set, size_t size)
 {
 	return alloc_dispatch(set_class_for_size(set, size), size, false,
-	                      TRACE_OP_MALLOC);
+	                      "pool_malloc", TRACE_OP_MALLOC);
 }
 
 POOL_API void *pool_set_calloc(pool_set_t *set, size_t nmemb, size_t size)
@@ -636,12 +605,13 @@ POOL_API void *pool_set_calloc(pool_set_t *set, size_t nmemb, size_t size)
 		return NULL;
 	}
 	return alloc_dispatch(set_class_for_size(set, total), total, true,
-	                      TRACE_OP_CALLOC);
+	                      "pool_calloc", TRACE_OP_CALLOC);
 }
 
 POOL_API void *pool_malloc(pool_t *pool, size_t size)
 {
-	return alloc_dispatch(pool, size, false, TRACE_OP_MALLOC);
+	return alloc_dispatch(pool, size, false, "pool_malloc",
+	                      TRACE_OP_MALLOC);
 }
 
 POOL_API void *pool_calloc(pool_t *pool, size_t nmemb, size_t size)
@@ -652,7 +622,8 @@ POOL_API void *pool_calloc(pool_t *pool, size_t nmemb, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return alloc_dispatch(pool, total, true, TRACE_OP_CALLOC);
+	return alloc_dispatch(pool, total, true, "pool_calloc",
+	                      TRACE_OP_CALLOC);
 }
 
 POOL_API void pool_free(pool_t *pool, void *ptr)
@@ -676,14 +647,15 @@ POOL_API size_t pool_malloc_bulk(pool_t *pool, size_t size, size_t n,
 	while (got < n) {
 		if (size <= pool->block_size)
 			got +=
-			    bulk_pop_dispatch(pool, size, n - got, out + got);
+			    pool->ops->pop_many(pool, size, n - got, out + got);
 		if (got == n)
 			break;
 		/* Where the never-used blocks start before the batch takes
 		 * any: what a failed batch gives back (list_take_back()). */
 		if (mark == SIZE_MAX && pool->mode != POOL_PER_THREAD)
 			mark = list_mark(pool);
-		out[got] = alloc_dispatch(pool, size, false, UNTRACED);
+		out[got] = alloc_dispatch(pool, size, false, "pool_malloc_bulk",
+		                          UNTRACED);
 		if (out[got] == NULL)
 			break;
 		got++;
@@ -718,14 +690,7 @@ POOL_API void pool_free_bulk(pool_t *pool, size_t n, void *const *ptrs)
 		errno = EINVAL;
 		return;
 	}
-	if (pool->dispatch == DISPATCH_SINGLE)
-		bulk_free_single(pool, n, ptrs);
-	else if (pool->dispatch == DISPATCH_PER_THREAD)
-		bulk_free_per_thread(pool, n, ptrs);
-	else if (pool->dispatch == DISPATCH_LOCKED)
-		bulk_free_locked(pool, n, ptrs);
-	else
-		bulk_free_hooked(pool, n, ptrs);
+	pool->ops->free_many(pool, n, ptrs);
 }
 
 /*
@@ -757,7 +722,8 @@ void *realloc_call(struct pool *pool, struct pool *to, void *ptr, size_t size)
 	uint64_t seq = 0; /* 0: taken when the record is written */
 
 	if (ptr == NULL) {
-		moved = alloc_dispatch(to, size, false, UNTRACED);
+		moved =
+		    alloc_dispatch(to, size, false, "pool_realloc", UNTRACED);
 	} else if (size == 0) {
 		realloc_seq(pool, &seq); /* a free */
 		int done = free_dispatch(pool, "pool_realloc", ptr, UNTRACED);
@@ -801,7 +767,7 @@ POOL_API void *pool_realloc(pool_t *pool, void *ptr, size_t size)
  * class of a set that fits len). */
 char *strdup_into(struct pool *pool, const char *s, size_t len)
 {
-	char *copy = alloc_dispatch(pool, len, false, UNTRACED);
+	char *copy = alloc_dispatch(pool, len, false, "pool_strdup", UNTRACED);
 	if (copy != NULL)
 		memcpy(copy, s, len);
 	if (pool->hooks & HOOK_TRACE)
@@ -826,8 +792,7 @@ POOL_API size_t pool_trim(pool_t *pool)
 	if (pool == NULL)
 		return 0;
 	const char *outer = report_call_begin("pool_trim");
-	size_t bytes = pool->mode == POOL_PER_THREAD ? thread_trim(pool)
-	                                             : list_trim(pool);
+	size_t bytes = pool->ops->trim(pool);
 	report_call_end(outer);
 	if (pool->hooks & HOOK_TRACE)
 		trace_record(pool, TRACE_OP_TRIM, "bytes=%zu", bytes);

@@ -17,7 +17,9 @@
  *  - POOL_NO_FALLBACK: a pointer from outside given to free or realloc is
  *    reported as POOL_ERROR_INVALID_POINTER and left alone.
  *  - pool_get_error_handler(), and pool_set_error_handler()'s result.
- *  - A set's reports name the set's call and give no pool.
+ *  - A set's reports name the set's call and give no pool, whichever
+ *    path of the call finds the misuse (pool_set_calloc()'s fast path
+ *    too).
  *  - pool_set_realloc(): a shrink keeps a block at least half used, moves
  *    a smaller one to its class when that class has a block, never fails;
  *    growth moves and copies; a fallback pointer moves to the class that
@@ -605,6 +607,60 @@ START_TEST(test_set_report_names)
 }
 END_TEST
 
+/*
+ * pool_set_calloc()'s reports name it, not pool_set_malloc, on every path
+ * that finds the damage: under POOL_DEBUG_FILL a write into a free block,
+ * found on the fast path as the block would be handed out (it never is),
+ * and in every set a damaged link, found when the list is followed past
+ * the block that held it.
+ */
+START_TEST(test_set_calloc_report_names)
+{
+	int mode = test_modes[_i];
+
+	for (int fill = 0; fill <= 1; fill++) {
+		pool_set_t *set =
+		    new_set(PER_CLASS, mode | (fill ? POOL_DEBUG_FILL : 0));
+		char *b[4];
+		for (int i = 0; i < 4; i++)
+			b[i] = pool_set_malloc(set, 64);
+		for (int i = 0; i < 4; i++)
+			pool_set_free(set, b[i]);
+		misuse_record();
+		char *head = b[3];
+
+		if (fill) {
+			/* A byte the fill pattern covers (past the link). */
+			raw_write(head + 32, 1, 0x77);
+			char *p = pool_set_calloc(set, 1, 64);
+			ck_assert_ptr_nonnull(p);
+			ck_assert_ptr_ne(p, head);
+			assert_bytes(p, 64, 0, "pool_set_calloc");
+			ck_assert_uint_eq(misuse_count(), 1);
+			assert_report(POOL_ERROR_WRITE_AFTER_FREE,
+			              "pool_set_calloc", NULL, head);
+			pool_set_free(set, p);
+			head = p;
+		}
+
+		/* The link of the list's head: the first calloc takes the
+		 * block, the second finds where its link leads. */
+		raw_write(head, sizeof(uintptr_t), 0x77);
+		for (int i = 0; i < 2; i++) {
+			b[i] = pool_set_calloc(set, 1, 64);
+			ck_assert_ptr_nonnull(b[i]);
+			assert_bytes(b[i], 64, 0, "pool_set_calloc");
+		}
+		ck_assert_uint_eq(misuse_count(), 1 + fill);
+		assert_report(POOL_ERROR_CORRUPTED, "pool_set_calloc", NULL,
+		              head);
+		for (int i = 0; i < 2; i++)
+			pool_set_free(set, b[i]);
+		pool_set_destroy(set);
+	}
+}
+END_TEST
+
 /* A pool's own trim that finds a damaged link names pool_trim and the
  * pool. */
 START_TEST(test_pool_trim_report_name)
@@ -906,6 +962,7 @@ Suite *dropin_suite(void)
 	tc = test_tcase(s, "handler");
 	test_add_every_mode(tc, test_get_error_handler);
 	test_add_every_mode(tc, test_set_report_names);
+	test_add_every_mode(tc, test_set_calloc_report_names);
 	test_add_every_mode(tc, test_pool_trim_report_name);
 
 	tc = test_tcase(s, "set_realloc");

@@ -1,9 +1,10 @@
 /*
  * Misuse: interior and unaligned pointers, double frees on one thread,
- * across threads and by two threads at once.  Each is reported through the
- * error handler, and the call then leaves the pool as it was.  The
- * recording handler keeps the process alive; two tests let the default
- * handler really abort, in Check's forked child.
+ * across threads and by two threads at once, a write after free.  Each is
+ * reported through the error handler, under the name of the call that
+ * found it, and the call then leaves the pool as it was.  The recording
+ * handler keeps the process alive; two tests let the default handler
+ * really abort, in Check's forked child.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dropin.h" /* raw_write() */
 #include "testutil.h"
 
 /* Asserts that exactly one more report arrived, of this kind, about ptr in
@@ -624,6 +626,52 @@ START_TEST(test_double_free_at_once)
 }
 END_TEST
 
+/* ------------------------------------------------------------ names */
+
+/* A write into a free block, found as a call hands the block out, is
+ * reported under that call's name, whichever call it is. */
+START_TEST(test_alloc_report_names)
+{
+	static const char *const names[] = {"pool_malloc", "pool_calloc",
+	                                    "pool_strdup", "pool_realloc",
+	                                    "pool_malloc_bulk"};
+	int mode = test_modes[_i];
+	pool_t *pool = test_pool(64, 16, mode | POOL_DEBUG_FILL);
+	unsigned seen = 0;
+
+	misuse_record();
+	for (unsigned k = 0; k < sizeof names / sizeof names[0]; k++) {
+		char *victim = pool_malloc(pool, 64);
+		ck_assert_ptr_nonnull(victim);
+		pool_free(pool, victim);
+		raw_write(victim + 32, 1, 0x77);
+		void *p = NULL;
+		switch (k) {
+		case 0:
+			p = pool_malloc(pool, 64);
+			break;
+		case 1:
+			p = pool_calloc(pool, 1, 64);
+			break;
+		case 2:
+			p = pool_strdup(pool, "strdup");
+			break;
+		case 3:
+			p = pool_realloc(pool, NULL, 64);
+			break;
+		default:
+			ck_assert_uint_eq(pool_malloc_bulk(pool, 64, 1, &p), 1);
+			break;
+		}
+		ck_assert_ptr_nonnull(p);
+		ck_assert_ptr_ne(p, victim);
+		assert_reported(&seen, pool, victim,
+		                POOL_ERROR_WRITE_AFTER_FREE, names[k]);
+		pool_free(pool, p);
+	}
+}
+END_TEST
+
 /* ------------------------------------------------------------ handler */
 
 static void other_handler(const pool_t *pool, const char *function,
@@ -712,6 +760,7 @@ Suite *misuse_suite(void)
 
 	tc = test_tcase(s, "handler");
 	tcase_add_test(tc, test_handler_api);
+	test_add_every_mode(tc, test_alloc_report_names);
 
 	/* A real abort needs Check's fork: without one it would end the
 	 * runner, so CK_FORK=no (for a debugger) leaves these out. */
