@@ -544,6 +544,12 @@ struct pool {
 
 	size_t block_count; /* blocks in the region */
 	unsigned hooks;     /* HOOK_* (below); 0 for most pools */
+	/* log 2 of the bytes of a chunk of the area (below, region.c) */
+	uint8_t chunk_shift;
+	/* POOL_PER_THREAD: set once a list of a span, or a thread's stack,
+	 * was found corrupted: the blocks lost stay counted, and the span
+	 * invariants are checked no more. */
+	_Atomic bool spans_damaged;
 
 	/* POOL_SINGLE and POOL_LOCKED: the list lives in the free blocks,
 	 * a bit per block in allocated[] below. */
@@ -558,19 +564,15 @@ struct pool {
 	size_t block_size; /* 1 << block_shift */
 	char *end;         /* one past the last block */
 	int flags;         /* as given to pool_init() */
+	/* POOL_PER_THREAD: the most blocks a thread's stack holds (span.c,
+	 * point 14). */
+	uint32_t stack_limit;
 	/* The region's accessible pages (the blocks and, before them, the
 	 * unused start of the first page), cut into chunks of
 	 * max(page, block) bytes for pool_trim(). */
 	char *area;
 	size_t area_size;
 	size_t chunk_count;
-	uint8_t chunk_shift;
-	/* POOL_PER_THREAD: set once a list of a span, or a thread's stack,
-	 * was found corrupted: the blocks lost stay counted, and the span
-	 * invariants are checked no more. */
-	_Atomic bool spans_damaged;
-	/* The most blocks a thread's stack holds (span.c, point 14). */
-	uint32_t stack_limit;
 
 	/* Fallback counters for POOL_SINGLE and POOL_LOCKED (per thread in
 	 * POOL_PER_THREAD). */
