@@ -75,7 +75,7 @@ static void hint_take(struct pool *pool, struct thread_cache *tc)
 	hint->cache = tc;
 	hint_set_span(pool, tc->active);
 	hint->stack = tc->stack;
-	hint->stack.limit = pool->stack_limit;
+	hint->stack.limit = tc->stack_limit;
 }
 
 /* ------------------------------------------------------------ caches */
@@ -156,6 +156,7 @@ static struct thread_cache *cache_lookup(struct pool *pool)
 		return NULL;
 	tc->pool = pool;
 	tc->pool_id = pool->id;
+	tc->stack_limit = pool->mode == POOL_PER_THREAD ? pool->stack_limit : 0;
 
 	hint_write_back_all();
 	pthread_mutex_lock(&caches_lock);

@@ -9,6 +9,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "list.h"
+#include "locked.h"
 #include "span.h"
 
 #include <errno.h>
@@ -150,6 +151,8 @@ static struct pool *create_pool(size_t block_size, size_t block_count,
 	                          : region_reserve(pool);
 	if (!error && mode == POOL_PER_THREAD)
 		error = thread_pool_init(pool);
+	if (!error && mode == POOL_LOCKED)
+		error = locked_pool_init(pool);
 	if (!error)
 		error = registry_add(pool);
 	if (error) {
@@ -213,7 +216,7 @@ POOL_API void pool_destroy(pool_t *pool)
 	if (pool->mode != POOL_PER_THREAD)
 		list_check(pool);
 	registry_remove(pool);
-	if (pool->mode == POOL_PER_THREAD)
+	if (pool->mode != POOL_SINGLE)
 		cache_pool_destroy(pool);
 	region_release(pool);
 }

@@ -252,7 +252,12 @@ POOL_INLINE bool bit_test_and_set(void *words, size_t i)
 {
 	uint64_t *word = (uint64_t *)words + (i >> 6);
 	bool was;
-	*word = word_set(*word, i, &was);
+	/* Whole loads and stores: POOL_LOCKED's fast paths read allocated[]
+	 * without the lock that guards its writers. */
+	__atomic_store_n(word,
+	                 word_set(__atomic_load_n(word, __ATOMIC_RELAXED), i,
+	                          &was),
+	                 __ATOMIC_RELAXED);
 	return was;
 }
 
@@ -261,7 +266,10 @@ POOL_INLINE bool bit_test_and_clear(void *words, size_t i)
 {
 	uint64_t *word = (uint64_t *)words + (i >> 6);
 	bool was;
-	*word = word_clear(*word, i, &was);
+	__atomic_store_n(word,
+	                 word_clear(__atomic_load_n(word, __ATOMIC_RELAXED), i,
+	                            &was),
+	                 __ATOMIC_RELAXED);
 	return was;
 }
 
@@ -409,6 +417,8 @@ enum thread_counter {
 	COUNT_FALLBACK_FREES,
 	/* blocks a failed pool_malloc_bulk() took and freed again */
 	COUNT_TAKEN_BACK,
+	/* POOL_LOCKED: blocks handed out from the thread's stack */
+	COUNT_STACK_POPS,
 	COUNT_KINDS
 };
 
@@ -464,6 +474,10 @@ struct thread_cache {
 	struct span_list partial;
 	struct span_list full; /* owned spans found with no free block */
 	uint32_t empty;        /* spans of the partial list with none out */
+	/* The most blocks the thread's stack holds: the pool's stack_limit,
+	 * or 0 while the thread has not allocated from a POOL_LOCKED pool
+	 * (a thread that only frees keeps nothing aside: locked.c). */
+	uint32_t stack_limit;
 	struct thread_stack stack;
 	struct thread_counters counts;
 	struct thread_cache *thread_next;           /* this thread's caches */
@@ -574,12 +588,30 @@ struct pool {
 	size_t area_size;
 	size_t chunk_count;
 
-	/* Fallback counters for POOL_SINGLE and POOL_LOCKED (per thread in
-	 * POOL_PER_THREAD). */
-	_Atomic uint64_t fallback_allocs, fallback_frees;
+	union {
+		/* Fallback counters for POOL_SINGLE and POOL_LOCKED (per
+		 * thread in POOL_PER_THREAD). */
+		struct {
+			_Atomic uint64_t fallback_allocs, fallback_frees;
+		};
+		/* POOL_PER_THREAD (span.c) */
+		struct {
+			/* the frees pool_stats() reported last: what it
+			 * reports never goes back */
+			_Atomic uint64_t frees_reported;
+			/* blocks touched in spans that pool_trim() gave
+			 * back: the peak's bound counts them still */
+			_Atomic uint64_t trimmed_touched;
+		};
+	};
 
 	/* POOL_PER_THREAD */
-	struct span *spans; /* after allocated[], cache-line aligned */
+	union {
+		struct span *spans; /* after allocated[], cache-line aligned */
+		/* POOL_LOCKED: one bit per block, set while the block is on a
+		 * thread's stack (locked.c), after held[] */
+		_Atomic uint64_t *cached;
+	};
 	size_t span_count;
 	/* stack of spans: top index + 1 | tag << 32 */
 	_Atomic uint64_t available;
@@ -592,12 +624,6 @@ struct pool {
 	void (*cache_retire)(struct pool *pool, struct thread_cache *tc);
 	/* from caches whose thread exited */
 	struct thread_counters retired;
-	/* the frees pool_stats() reported last: what it reports never goes
-	 * back (span.c) */
-	_Atomic uint64_t frees_reported;
-	/* blocks touched in spans that pool_trim() gave back: the peak's
-	 * bound counts them still */
-	_Atomic uint64_t trimmed_touched;
 	/* odd while a pool_trim() holds available spans off the stack;
 	 * bumped at its start and at its end (span.c) */
 	_Atomic uint32_t trim_seq;

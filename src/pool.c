@@ -16,6 +16,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "list.h"
+#include "locked.h"
 #include "span.h"
 
 #include <errno.h>
@@ -104,6 +105,8 @@ static POOL_NOINLINE void *alloc_rest(struct pool *pool, size_t size, bool zero,
 		bool fresh;
 		block = pool->mode == POOL_PER_THREAD
 		            ? thread_alloc_slow(pool, &fresh, hooks)
+		        : pool->mode == POOL_LOCKED && !hooks
+		            ? locked_alloc_slow(pool, &fresh)
 		            : list_alloc_slow(pool, &fresh, hooks);
 		if (block == NULL)
 			break;
@@ -130,6 +133,8 @@ POOL_INLINE void *alloc_in(struct pool *pool, size_t size, bool zero,
 
 	if (mode == POOL_PER_THREAD) {
 		block = thread_pop(pool, hooks);
+	} else if (mode == POOL_LOCKED && !hooks) {
+		block = locked_pop(pool);
 	} else {
 		if (mode == POOL_LOCKED)
 			lock_acquire(&pool->lock);
@@ -215,6 +220,12 @@ POOL_INLINE int free_in(struct pool *pool, const char *function, void *ptr,
 		error = thread_push(pool, ptr, hooks);
 		if (unlikely(error < 0))
 			return per_thread_free_rest(pool, function, ptr, hooks);
+	} else if (mode == POOL_LOCKED && !hooks) {
+		if (unlikely(index >= pool->block_count))
+			return free_outside(pool, function, ptr);
+		error = locked_push(pool, ptr, index);
+		if (unlikely(error < 0))
+			error = locked_free_slow(pool, ptr, index);
 	} else {
 		if (mode != POOL_SINGLE && unlikely(index >= pool->block_count))
 			return free_outside(pool, function, ptr);
@@ -301,6 +312,9 @@ POOL_INLINE void bulk_free(struct pool *pool, size_t n, void *const *ptrs,
 	for (size_t i = 0; i < n; i++) {
 		if (mode == POOL_PER_THREAD) {
 			i += thread_push_many(pool, n - i, ptrs + i);
+		} else if (mode == POOL_LOCKED) {
+			/* Onto the thread's stack, one by one: the list's
+			 * loop would not see the blocks on stacks. */
 		} else {
 			if (mode == POOL_LOCKED)
 				lock_acquire(&pool->lock);
@@ -459,7 +473,7 @@ BULK_LOOPS(per_thread, POOL_PER_THREAD)
 POOL_KIND(single, POOL_SINGLE, false, single_pop_many, single_free_many,
           list_block_is_live, list_trim);
 POOL_KIND(locked, POOL_LOCKED, false, locked_pop_many, locked_free_many,
-          list_block_is_live, list_trim);
+          locked_block_is_live, locked_trim);
 POOL_KIND(per_thread, POOL_PER_THREAD, false, per_thread_pop_many,
           per_thread_free_many, thread_block_is_live, thread_trim);
 POOL_KIND(hooked_single, POOL_SINGLE, true, bulk_pop_none, bulk_free_hooked,

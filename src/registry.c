@@ -199,12 +199,14 @@ static bool granule_maybe(uintptr_t ptr)
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&registry_lock);
+	/* caches_lock before the pools' locks: a thread that exits takes
+	 * them in that order (locked.c). */
+	thread_fork_prepare();
 	for (struct chunk *c = &first_chunk; c; c = c->next)
 		for (size_t i = 0; i < c->used; i++)
 			if (c->slots[i].pool &&
 			    c->slots[i].pool->mode != POOL_SINGLE)
 				lock_acquire(&c->slots[i].pool->lock);
-	thread_fork_prepare();
 	trace_fork_prepare();
 	report_fork_prepare();
 	meta_fork_prepare();
@@ -216,12 +218,12 @@ static void fork_release(void)
 {
 	meta_fork_release();
 	report_fork_release();
-	thread_fork_release();
 	for (struct chunk *c = &first_chunk; c; c = c->next)
 		for (size_t i = 0; i < c->used; i++)
 			if (c->slots[i].pool &&
 			    c->slots[i].pool->mode != POOL_SINGLE)
 				lock_release(&c->slots[i].pool->lock);
+	thread_fork_release();
 	pthread_mutex_unlock(&registry_lock);
 }
 

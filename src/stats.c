@@ -6,6 +6,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include "list.h"
+#include "locked.h"
 #include "span.h"
 
 #include <errno.h>
@@ -84,6 +85,8 @@ POOL_API int pool_stats(const pool_t *pool, pool_stats_t *out)
 	out->flags = p->flags;
 	if (p->mode == POOL_PER_THREAD)
 		thread_stats(p, out);
+	else if (p->mode == POOL_LOCKED && !p->hooks)
+		locked_stats(p, out);
 	else
 		list_stats(p, out);
 	return 0;

@@ -1,0 +1,102 @@
+/*
+ * POOL_LOCKED without hooks: the calling thread's stack of free blocks in
+ * front of the locked list.  The fast paths are here, inline; the design,
+ * the refill and the flush are in locked.c; read its header comment
+ * first.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef SHIFTPOOL_LOCKED_H
+#define SHIFTPOOL_LOCKED_H
+
+#include "cache.h"
+#include "hooks.h"
+
+/*
+ * The head of the thread's stack, handed out: its cached bit cleared.
+ * NULL when the thread's hint does not hold the pool, the stack is empty,
+ * or its head is no block of the region on a stack (a link that a use
+ * after free overwrote): locked_alloc_slow() then sorts it out.
+ */
+POOL_INLINE void *locked_pop(struct pool *pool)
+{
+	struct thread_hint *hint = hint_of(pool);
+	char *block = hint->stack.head;
+
+	if (unlikely(hint->pool_id != pool->id || block == NULL))
+		return NULL;
+	size_t index = region_slot(pool, block);
+	if (unlikely(index >= pool->block_count))
+		return NULL;
+	uint64_t mask = bit_mask(index);
+	if (unlikely(!(atomic_fetch_and_explicit(&pool->cached[index >> 6],
+	                                         ~mask, memory_order_relaxed) &
+	               mask)))
+		return NULL;
+	hint->stack.head = (char *)(uintptr_t)(block_word_load(block, 0) ^
+	                                       link_key_from(pool->secret,
+	                                                     block));
+	hint->stack.last = block;
+	hint->stack.count--;
+	owned_increment(&hint->cache->counts.counters[COUNT_STACK_POPS]);
+	return block;
+}
+
+/*
+ * Frees the block of that index (a block of the region) onto the thread's
+ * stack: returns 0, POOL_ERROR_DOUBLE_FREE (the block is on the list, or
+ * on a stack already), or -1 when the hint does not hold the pool or the
+ * stack is full (locked_free_slow() then decides).  Point 2 of locked.c's
+ * design says why a racing double free is caught.
+ */
+POOL_INLINE int locked_push(struct pool *pool, void *block, size_t index)
+{
+	struct thread_hint *hint = hint_of(pool);
+	_Atomic uint64_t *allocated = (_Atomic uint64_t *)pool->allocated;
+	uint64_t mask = bit_mask(index);
+
+	if (unlikely(hint->pool_id != pool->id ||
+	             hint->stack.count >= hint->stack.limit))
+		return -1;
+	if (unlikely(!(atomic_load_explicit(&allocated[index >> 6],
+	                                    memory_order_relaxed) &
+	               mask)))
+		return POOL_ERROR_DOUBLE_FREE;
+	if (unlikely(atomic_fetch_or_explicit(&pool->cached[index >> 6], mask,
+	                                      memory_order_seq_cst) &
+	             mask))
+		return POOL_ERROR_DOUBLE_FREE;
+	if (unlikely(!(atomic_load_explicit(&allocated[index >> 6],
+	                                    memory_order_seq_cst) &
+	               mask))) {
+		/* A flush put the block on the list meanwhile: this free is
+		 * the second. */
+		atomic_fetch_and_explicit(&pool->cached[index >> 6], ~mask,
+		                          memory_order_relaxed);
+		return POOL_ERROR_DOUBLE_FREE;
+	}
+	block_word_store(block, 0,
+	                 (uintptr_t)hint->stack.head ^
+	                     link_key_from(pool->secret, block));
+	hooks_block_in(pool, block, 0);
+	hint->stack.head = block;
+	hint->stack.count++;
+	return 0;
+}
+
+/* pool_malloc/pool_calloc when locked_pop() found nothing: a block from
+ * the list (the rest of a batch goes on the stack), or NULL. */
+POOL_NOINLINE void *locked_alloc_slow(struct pool *pool, bool *fresh);
+/* pool_free when locked_push() returned -1; returns 0 or the misuse. */
+POOL_NOINLINE int locked_free_slow(struct pool *pool, void *block,
+                                   size_t index);
+/* Whether the block of that index is handed out now. */
+bool locked_block_is_live(struct pool *pool, size_t index);
+/* The counters of pool_stats(). */
+void locked_stats(struct pool *pool, pool_stats_t *out);
+/* pool_trim(): the caller's stack back to the list, then list_trim(). */
+size_t locked_trim(struct pool *pool);
+/* Sets up what the mode keeps beside the list; 0 or an errno value. */
+int locked_pool_init(struct pool *pool);
+
+#endif /* SHIFTPOOL_LOCKED_H */
