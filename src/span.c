@@ -168,7 +168,11 @@
  *    full list (point 4) empties the stack first, a span the free leaves
  *    with nothing handed out takes its blocks back (a walk of the stack,
  *    once per span so emptied), and thread exit empties it before the
- *    spans are given up;
+ *    spans are given up.  A free onto the bottom of the stack (its first
+ *    SHIFTPOOL_STACK_PIN_ blocks) is the exception: the span it leaves
+ *    with nothing handed out stays held until the block leaves the stack,
+ *    so a thread holds at most that many such spans, and a pool of spans
+ *    of a block or two, replaced one by one, stays on the fast paths;
  *  - the span counts them in used and in stacked, so its lists and
  *    counters stay exact (the span invariant of internal.h counts them).
  * The stack holds at most pool->stack_limit blocks (about 64 KiB of them,
