@@ -702,6 +702,10 @@ _Static_assert(
         offsetof(struct span, claim) ==
             offsetof(struct shiftpool_span_, claim) &&
         offsetof(struct span, used) == offsetof(struct shiftpool_span_, used) &&
+        offsetof(struct span, stacked) ==
+            offsetof(struct shiftpool_span_, stacked) &&
+        offsetof(struct span, capacity) ==
+            offsetof(struct shiftpool_span_, capacity) &&
         offsetof(struct span, owner) ==
             offsetof(struct shiftpool_span_, owner) &&
         sizeof(struct span) == sizeof(struct shiftpool_span_) &&

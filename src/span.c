@@ -15,12 +15,17 @@
  *
  * 3. A free whose span is owned by the calling thread's cache is a local
  *    free, whatever span it is: plain loads and stores clear the block's out
- *    bit, push it on the span's local list (linked through word 0 of the free
- *    blocks) and count it in used.  The inline fast path does this when the
- *    owner is the cache and the span stays partly used or is the active one;
- *    the slow path does the rest: a span on the full list moves to the
- *    partial list (no atomic operation), and a span other than the active
- *    one that the free leaves wholly free is kept, or given back (point 6).
+ *    bit, and push it on the active span's local list (linked through word
+ *    0 of the free blocks; used counts it no more) or, for another span, on
+ *    the thread's stack (point 14).  The inline fast path does this when
+ *    the owner is the cache, the stack has room, and the span keeps a
+ *    block handed out or is the active one; the slow path does the rest: a
+ *    full stack gives half its blocks back to their spans first; a span
+ *    other than the active one that the free leaves with nothing handed
+ *    out takes its blocks back from the stack and is kept, or given back
+ *    (point 6); a block given back to its span goes on the span's local
+ *    list, and a span on the full list then moves to the partial list (no
+ *    atomic operation).
  *
  * 4. Allocation takes the head of the thread's stack (point 14), then the
  *    head of the active span's local list, then its never-used tail (the
@@ -153,10 +158,12 @@
  * live blocks land one here, one there, in spans the thread has moved
  * past, and every allocation after them switches span to find the block a
  * free just gave back: with a pool sized to its live blocks, a switch per
- * allocation.  So a local free goes on a stack of the thread's, whatever
- * span the block is in, and allocation takes it from there first (LIFO:
- * the block is likely still in cache), as a thread cache or a magazine
- * would.  Unlike those, a block on the stack keeps the span's protocol:
+ * allocation.  So a local free into a span other than the active one
+ * goes on a stack of the thread's, whatever span the block is in, and
+ * allocation takes it from there first (LIFO: the block is likely still
+ * in cache), as a thread cache or a magazine would.  A free into the
+ * active span goes on its local list, the shortest path, for the common
+ * case of a block freed soon after it was handed out.  Unlike those, a block on the stack keeps the span's protocol:
  *  - its out bit is cleared when it goes on the stack and set when it
  *    leaves, by the owner, as for any local free and allocation: a double
  *    free of a stacked block is reported, and a remote free racing with
@@ -191,27 +198,6 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static size_t span_first_block(const struct pool *pool, const struct span *span)
-{
-	return (size_t)(span - pool->spans) << pool->span_shift;
-}
-
-static void *span_block(const struct pool *pool, const struct span *span,
-                        uint64_t rel)
-{
-	return region_block(pool, span_first_block(pool, span) + rel);
-}
-
-static bool span_out(struct span *span, uint64_t rel)
-{
-	return shared_test(span->out, rel);
-}
-
-static bool span_claimed(struct span *span, uint64_t rel)
-{
-	return shared_test(span->claim, rel);
-}
-
 /* Sets or clears a block's out bit, and counts it in used; the owner's. */
 static void span_set_out(struct span *span, uint64_t rel, bool out)
 {
@@ -232,14 +218,14 @@ static uint64_t span_rel(const struct pool *pool, const struct span *span,
 	return slot_from(span_block(pool, span, 0), pool->block_shift, ptr);
 }
 
-static uintptr_t span_owner(struct span *span)
+uintptr_t span_owner(struct span *span)
 {
 	return atomic_load_explicit(&span->owner, memory_order_relaxed);
 }
 
 /* Point 10 of the design: only the thread handing the span over, or the
  * one that just acquired it, writes owner. */
-static void span_set_owner(struct span *span, uintptr_t owner)
+void span_set_owner(struct span *span, uintptr_t owner)
 {
 	atomic_store_explicit(&span->owner, owner, memory_order_relaxed);
 }
@@ -366,7 +352,7 @@ static void span_check_unstacked(struct pool *pool, struct span *span)
 /* Acquire, and release too: a pool_trim()'s pops head the release
  * sequence that an allocating thread's look at the stack reads (point 13
  * of the design). */
-static struct span *available_pop(struct pool *pool)
+struct span *available_pop(struct pool *pool)
 {
 	uint64_t head =
 	    atomic_load_explicit(&pool->available, memory_order_acquire);
@@ -385,7 +371,7 @@ static struct span *available_pop(struct pool *pool)
 	}
 }
 
-static void available_push(struct pool *pool, struct span *span)
+void available_push(struct pool *pool, struct span *span)
 {
 	uint32_t self = (uint32_t)(span - pool->spans) + 1;
 	uint64_t head =
@@ -439,7 +425,7 @@ static void span_unpark(struct pool *pool, struct span *span)
  * Moves the span's remote list onto its local list.  The caller owns the
  * span.  Returns how many blocks came back.
  */
-static size_t span_drain(struct pool *pool, struct span *span)
+size_t span_drain(struct pool *pool, struct span *span)
 {
 	unsigned hooks = pool->hooks;
 	/* Most drains find nothing: look before paying for an exchange. */
@@ -585,7 +571,7 @@ static uint32_t span_next(struct span *span)
 
 /* Appends span to the list (a FIFO: the span taken next is the one that
  * had the longest to gather frees). */
-static void list_add(struct pool *pool, struct span_list *list,
+void list_add(struct pool *pool, struct span_list *list,
                      struct span *span)
 {
 	uint32_t self = (uint32_t)(span - pool->spans) + 1;
@@ -701,7 +687,7 @@ static void cache_sweep_full(struct pool *pool, struct thread_cache *tc)
  * span leaves the full list, and one that is now wholly free is kept, or
  * given back to the pool (points 3 and 6).  The hint holds the pool.
  */
-static void span_take_back(struct pool *pool, struct thread_cache *tc,
+void span_take_back(struct pool *pool, struct thread_cache *tc,
                            struct span *span, char *block, bool stacked)
 {
 	span_list_push(pool, &span->local, block);
@@ -758,7 +744,7 @@ static char *stack_take(struct pool *pool, struct thread_cache *tc,
 
 /* Puts n blocks of the thread's stack (all, for UINT32_MAX) back on their
  * spans.  The hint holds the pool. */
-static void stack_flush(struct pool *pool, struct thread_cache *tc, uint32_t n)
+void stack_flush(struct pool *pool, struct thread_cache *tc, uint32_t n)
 {
 	struct thread_stack *stack = &hint_of(pool)->stack;
 	struct span *span;
@@ -792,7 +778,7 @@ static void stack_flush_retired(struct pool *pool, struct thread_cache *tc)
  * given back whole (point 6).  A walk of the stack, made once for each
  * span that is emptied so.  The hint holds the pool.
  */
-static void stack_purge(struct pool *pool, struct span *span)
+void stack_purge(struct pool *pool, struct span *span)
 {
 	struct thread_stack *stack = &hint_of(pool)->stack;
 	char *first = span_block(pool, span, 0);
@@ -970,263 +956,9 @@ void *thread_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 	return NULL;
 }
 
-/* A remote free: claim the block, then push it on its span's remote list. */
-static int span_free_remote(struct pool *pool, struct span *span, uint32_t rel,
-                            void *block, unsigned hooks)
-{
-	if (atomic_fetch_or_explicit(&span->claim[rel >> 6], bit_mask(rel),
-	                             memory_order_seq_cst) &
-	    bit_mask(rel))
-		return POOL_ERROR_DOUBLE_FREE;
-	if (!span_out(span, rel)) {
-		atomic_fetch_and_explicit(&span->claim[rel >> 6],
-		                          ~bit_mask(rel), memory_order_relaxed);
-		return POOL_ERROR_DOUBLE_FREE;
-	}
-
-	/* The claim makes the block ours to link: push it. */
-	hooks_block_in(pool, block, hooks);
-	uint64_t head =
-	    atomic_load_explicit(&span->remote, memory_order_relaxed);
-	do {
-		remote_link_store(pool, block, (uint32_t)head, hooks);
-	} while (!atomic_compare_exchange_weak_explicit(
-	    &span->remote, &head, (uint64_t)rel + 1, memory_order_acq_rel,
-	    memory_order_relaxed));
-	/* We cleared SPAN_ABANDONED: nobody owns the span and it is on no
-	 * stack, so it is ours to publish. */
-	if (head & SPAN_ABANDONED)
-		available_push(pool, span);
-	return 0;
-}
-
-/*
- * Takes over an abandoned span (nobody owns it and it is on no stack) to
- * free into it locally: it goes on the thread's partial list.  Returns
- * false if the span is not abandoned, or another thread took or published
- * it first, or the thread only frees (it would hold free blocks that the
- * allocating threads then miss).
- */
-static bool span_take_over(struct pool *pool, struct thread_cache *tc,
-                           struct span *span)
-{
-	uint64_t expected = SPAN_ABANDONED;
-
-	if (hint_span(hint_of(pool)) == NULL && tc->partial.head == 0)
-		return false;
-	/* An abandoned span has no remote frees: the first one clears the
-	 * flag and publishes the span. */
-	if (atomic_load_explicit(&span->remote, memory_order_relaxed) !=
-	        SPAN_ABANDONED ||
-	    !atomic_compare_exchange_strong_explicit(&span->remote, &expected,
-	                                             0, memory_order_acquire,
-	                                             memory_order_relaxed))
-		return false;
-	/* Acquire: we see the owner line its last owner wrote before
-	 * abandoning it (a release).  It has no free block, and now ours: the
-	 * free that follows puts it on the partial list. */
-	span_set_owner(span, (uintptr_t)tc | OWNER_FULL);
-	list_add(pool, &tc->full, span);
-	return true;
-}
-
-/* A free into a span the cache owns, which the fast path left: a span on
- * the full list, or one that the free leaves wholly free. */
-static int span_free_local(struct pool *pool, struct thread_cache *tc,
-                           struct span *span, uint32_t rel, void *block,
-                           unsigned hooks)
-{
-	if (span_claimed(span, rel) || !span_out(span, rel))
-		return POOL_ERROR_DOUBLE_FREE;
-	owned_test_and_clear(span->out, rel);
-	hooks_block_in(pool, block, hooks);
-	/* Nothing else of the span handed out: its stacked blocks too go
-	 * back, before the span is kept or given back. */
-	if (span->used == span->stacked + 1 &&
-	    span != hint_span(hint_of(pool)))
-		stack_purge(pool, span);
-	span_take_back(pool, tc, span, block, false);
-	return 0;
-}
-
-int thread_free_slow(struct pool *pool, void *block, size_t index,
-                     unsigned hooks)
-{
-	struct span *span = &pool->spans[index >> pool->span_shift];
-	uint32_t rel = (uint32_t)(index - span_first_block(pool, span));
-	struct thread_cache *tc = cache_get(pool);
-
-	if (tc != NULL) {
-		/* A full stack: half of it back to the spans, then the free
-		 * goes on it as the fast path's would. */
-		struct thread_stack *stack = &hint_of(pool)->stack;
-		if (stack->count >= stack->limit)
-			stack_flush(pool, tc, stack->count - stack->limit / 2);
-		int error = thread_push(pool, block, hooks);
-		if (error >= 0)
-			return error;
-		/* Refused again: a span that the free leaves with nothing
-		 * handed out, or one the thread takes over. */
-		uintptr_t owner = span_owner(span) & ~OWNER_FULL;
-		if (owner == (uintptr_t)tc || span_take_over(pool, tc, span))
-			return span_free_local(pool, tc, span, rel, block,
-			                       hooks);
-	}
-	return span_free_remote(pool, span, rel, block, hooks);
-}
-
 /* ------------------------------------------------------------ internal API */
-
-/* Whether a span the caller holds has no block handed out, none claimed
- * and none parked, and blocks touched: its pages may be given back. */
-static bool span_is_idle(struct span *span)
-{
-	if (span->parked != 0 ||
-	    atomic_load_explicit(&span->bump, memory_order_relaxed) == 0)
-		return false;
-	for (unsigned w = 0; w < SPAN_WORDS; w++)
-		if (atomic_load_explicit(&span->out[w], memory_order_relaxed) |
-		    atomic_load_explicit(&span->claim[w], memory_order_relaxed))
-			return false;
-	return true;
-}
-
-/* Zeroes [lo, hi), free blocks of a span the caller holds, whatever tool
- * watches them (their words, as the links are written). */
-static void span_zero(struct pool *pool, char *lo, char *hi)
-{
-	for (char *at = lo; at < hi; at += pool->block_size)
-		for (size_t w = 0; w < pool->block_size / sizeof(uintptr_t);
-		     w++)
-			link_word_store(at, (int)w, 0, pool->hooks);
-}
-
-/* Gives back an idle span's whole pages, and makes it a span never used:
- * its blocks are zero again, those in the pages kept at its ends zeroed
- * here (they may share a page with another span, or with the area's
- * start).  The caller holds it. */
-static size_t span_give_back(struct pool *pool, struct span *span)
-{
-	char *first = span_block(pool, span, 0);
-	char *end = first + ((size_t)span->capacity << pool->block_shift);
-	size_t bytes = region_give_back(pool, first, end);
-	if (bytes == 0)
-		return 0;
-	size_t page = region_page_size();
-	char *lo =
-	    (char *)(((uintptr_t)first + page - 1) & ~(uintptr_t)(page - 1));
-	char *hi = (char *)((uintptr_t)end & ~(uintptr_t)(page - 1));
-	span_zero(pool, first, lo);
-	span_zero(pool, hi, end);
-	atomic_fetch_add_explicit(
-	    &pool->trimmed_touched,
-	    atomic_load_explicit(&span->bump, memory_order_relaxed),
-	    memory_order_relaxed);
-	span->local = NULL;
-	span->last = NULL;
-	atomic_store_explicit(&span->bump, 0, memory_order_relaxed);
-	return bytes;
-}
-
-size_t thread_trim(struct pool *pool)
-{
-	struct span *taken = NULL;
-	size_t bytes = 0;
-
-	/* The spans nobody holds: taken off the stack (each is ours until it
-	 * goes back), their remote frees drained, the idle ones given back.
-	 * Spans held by threads are left alone.  The lock keeps fork() out
-	 * (and other trims); trim_seq tells the allocating threads (point 12
-	 * of the design). */
-	lock_acquire(&pool->lock);
-	atomic_fetch_add_explicit(&pool->trim_seq, 1, memory_order_seq_cst);
-	for (struct span *span; (span = available_pop(pool)) != NULL;) {
-		span_drain(pool, span);
-		if (span_is_idle(span))
-			bytes += span_give_back(pool, span);
-		/* Chained through stack_next: free while we hold it. */
-		atomic_store_explicit(
-		    &span->stack_next,
-		    taken ? (uint32_t)(taken - pool->spans) + 1 : 0,
-		    memory_order_relaxed);
-		taken = span;
-	}
-	while (taken != NULL) {
-		uint32_t next = atomic_load_explicit(&taken->stack_next,
-		                                     memory_order_relaxed);
-		available_push(pool, taken);
-		taken = next ? &pool->spans[next - 1] : NULL;
-	}
-	atomic_fetch_add_explicit(&pool->trim_seq, 1, memory_order_seq_cst);
-	lock_release(&pool->lock);
-	return bytes;
-}
-bool thread_block_is_live(struct pool *pool, size_t index)
-{
-	struct span *span = &pool->spans[index >> pool->span_shift];
-	uint32_t rel = (uint32_t)(index - span_first_block(pool, span));
-	return span_out(span, rel) && !span_claimed(span, rel);
-}
 
 int thread_pool_init(struct pool *pool)
 {
 	return cache_pool_init(pool, span_cache_retire);
-}
-
-void thread_stats(struct pool *pool, pool_stats_t *out)
-{
-	uint64_t sums[COUNT_KINDS];
-
-	cache_sum_counters(pool, sums);
-
-	/* The blocks handed out are the out bits no claim cancels; the peak
-	 * is bounded by the blocks ever touched, as a true peak would need a
-	 * shared counter on every call. */
-	uint64_t allocs = 0;
-	size_t in_use = 0, touched = 0;
-	size_t spans =
-	    atomic_load_explicit(&pool->fresh_spans, memory_order_acquire);
-	for (size_t i = 0; i < spans && i < pool->span_count; i++) {
-		struct span *span = &pool->spans[i];
-		allocs +=
-		    atomic_load_explicit(&span->allocs, memory_order_relaxed);
-		touched +=
-		    atomic_load_explicit(&span->bump, memory_order_relaxed);
-		for (unsigned w = 0; w < SPAN_WORDS; w++)
-			in_use += (size_t)__builtin_popcountll(
-			    atomic_load_explicit(&span->out[w],
-			                         memory_order_relaxed) &
-			    ~atomic_load_explicit(&span->claim[w],
-			                          memory_order_relaxed));
-	}
-	/* The counts and the bits are read at different moments while other
-	 * threads work: allocs first, so the frees derived are never more
-	 * than were made by the end of the reading, and never less than a
-	 * snapshot reported before (frees only grow).  With no thread inside
-	 * a call, both are exact. */
-	uint64_t frees = allocs >= in_use ? allocs - in_use : 0;
-	uint64_t before =
-	    atomic_load_explicit(&pool->frees_reported, memory_order_relaxed);
-	while (before < frees &&
-	       !atomic_compare_exchange_weak_explicit(
-	           &pool->frees_reported, &before, frees, memory_order_relaxed,
-	           memory_order_relaxed))
-		;
-	if (before > frees)
-		frees = before < allocs ? before : allocs;
-	/* Blocks a failed pool_malloc_bulk() took back were never handed out
-	 * to the caller: neither allocated nor freed. */
-	uint64_t taken_back = sums[COUNT_TAKEN_BACK];
-	allocs -= taken_back < allocs ? taken_back : allocs;
-	frees -= taken_back < frees ? taken_back : frees;
-	out->allocs = allocs;
-	out->frees = frees;
-	out->in_use = (size_t)(allocs - frees);
-	out->fallback_allocs = sums[COUNT_FALLBACK_ALLOCS];
-	out->fallback_frees = sums[COUNT_FALLBACK_FREES];
-	/* Spans pool_trim() gave back were touched, and count still. */
-	touched += (size_t)atomic_load_explicit(&pool->trimmed_touched,
-	                                        memory_order_relaxed);
-	out->peak_in_use =
-	    touched < pool->block_count ? touched : pool->block_count;
 }

@@ -19,6 +19,49 @@ POOL_INLINE uint64_t hint_rel(const struct pool *pool, const void *ptr)
 	                 ptr);
 }
 
+/* The index of a span's first block in the region, and a block of the
+ * span by its index in it. */
+POOL_INLINE size_t span_first_block(const struct pool *pool, const struct span *span)
+{
+	return (size_t)(span - pool->spans) << pool->span_shift;
+}
+
+POOL_INLINE void *span_block(const struct pool *pool, const struct span *span,
+                        uint64_t rel)
+{
+	return region_block(pool, span_first_block(pool, span) + rel);
+}
+
+POOL_INLINE bool span_out(struct span *span, uint64_t rel)
+{
+	return shared_test(span->out, rel);
+}
+
+POOL_INLINE bool span_claimed(struct span *span, uint64_t rel)
+{
+	return shared_test(span->claim, rel);
+}
+
+/* The available stack (span.c): a span given up with free blocks, taken
+ * by any thread; and the move of a span's remote frees to its local list,
+ * by the thread that holds it.  span-pool.c's trim uses them too. */
+struct span *available_pop(struct pool *pool);
+void available_push(struct pool *pool, struct span *span);
+size_t span_drain(struct pool *pool, struct span *span);
+
+/* span.c's own, which span-free.c's slow frees use too: who owns a span
+ * (point 10 of the design), a span onto a list of its owner, a free block
+ * back onto its span's list (with the list moves a local free makes), and
+ * the thread's stack given back to the spans, n blocks of it or all of one
+ * span's. */
+uintptr_t span_owner(struct span *span);
+void span_set_owner(struct span *span, uintptr_t owner);
+void list_add(struct pool *pool, struct span_list *list, struct span *span);
+void span_take_back(struct pool *pool, struct thread_cache *tc,
+                    struct span *span, char *block, bool stacked);
+void stack_flush(struct pool *pool, struct thread_cache *tc, uint32_t n);
+void stack_purge(struct pool *pool, struct span *span);
+
 /* thread_pop() under Valgrind, where free blocks are inaccessible: the
  * head's link opened for the pop when the head is a free block. */
 POOL_COLD void *thread_pop_opened(struct pool *pool);

@@ -1,0 +1,115 @@
+/*
+ * POOL_PER_THREAD: the frees the inline fast path leaves (span.c's design,
+ * points 3, 5 and 8): a full stack, a span the free leaves with nothing
+ * handed out, a span the thread takes over, and remote frees.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include "span.h"
+
+/* ------------------------------------------------------------ frees */
+
+/* A remote free: claim the block, then push it on its span's remote list. */
+static int span_free_remote(struct pool *pool, struct span *span, uint32_t rel,
+                            void *block, unsigned hooks)
+{
+	if (atomic_fetch_or_explicit(&span->claim[rel >> 6], bit_mask(rel),
+	                             memory_order_seq_cst) &
+	    bit_mask(rel))
+		return POOL_ERROR_DOUBLE_FREE;
+	if (!span_out(span, rel)) {
+		atomic_fetch_and_explicit(&span->claim[rel >> 6],
+		                          ~bit_mask(rel), memory_order_relaxed);
+		return POOL_ERROR_DOUBLE_FREE;
+	}
+
+	/* The claim makes the block ours to link: push it. */
+	hooks_block_in(pool, block, hooks);
+	uint64_t head =
+	    atomic_load_explicit(&span->remote, memory_order_relaxed);
+	do {
+		remote_link_store(pool, block, (uint32_t)head, hooks);
+	} while (!atomic_compare_exchange_weak_explicit(
+	    &span->remote, &head, (uint64_t)rel + 1, memory_order_acq_rel,
+	    memory_order_relaxed));
+	/* We cleared SPAN_ABANDONED: nobody owns the span and it is on no
+	 * stack, so it is ours to publish. */
+	if (head & SPAN_ABANDONED)
+		available_push(pool, span);
+	return 0;
+}
+
+/*
+ * Takes over an abandoned span (nobody owns it and it is on no stack) to
+ * free into it locally: it goes on the thread's partial list.  Returns
+ * false if the span is not abandoned, or another thread took or published
+ * it first, or the thread only frees (it would hold free blocks that the
+ * allocating threads then miss).
+ */
+static bool span_take_over(struct pool *pool, struct thread_cache *tc,
+                           struct span *span)
+{
+	uint64_t expected = SPAN_ABANDONED;
+
+	if (hint_span(hint_of(pool)) == NULL && tc->partial.head == 0)
+		return false;
+	/* An abandoned span has no remote frees: the first one clears the
+	 * flag and publishes the span. */
+	if (atomic_load_explicit(&span->remote, memory_order_relaxed) !=
+	        SPAN_ABANDONED ||
+	    !atomic_compare_exchange_strong_explicit(&span->remote, &expected,
+	                                             0, memory_order_acquire,
+	                                             memory_order_relaxed))
+		return false;
+	/* Acquire: we see the owner line its last owner wrote before
+	 * abandoning it (a release).  It has no free block, and now ours: the
+	 * free that follows puts it on the partial list. */
+	span_set_owner(span, (uintptr_t)tc | OWNER_FULL);
+	list_add(pool, &tc->full, span);
+	return true;
+}
+
+/* A free into a span the cache owns, which the fast path left: a span on
+ * the full list, or one that the free leaves wholly free. */
+static int span_free_local(struct pool *pool, struct thread_cache *tc,
+                           struct span *span, uint32_t rel, void *block,
+                           unsigned hooks)
+{
+	if (span_claimed(span, rel) || !span_out(span, rel))
+		return POOL_ERROR_DOUBLE_FREE;
+	owned_test_and_clear(span->out, rel);
+	hooks_block_in(pool, block, hooks);
+	/* Nothing else of the span handed out: its stacked blocks too go
+	 * back, before the span is kept or given back. */
+	if (span->used == span->stacked + 1 &&
+	    span != hint_span(hint_of(pool)))
+		stack_purge(pool, span);
+	span_take_back(pool, tc, span, block, false);
+	return 0;
+}
+
+int thread_free_slow(struct pool *pool, void *block, size_t index,
+                     unsigned hooks)
+{
+	struct span *span = &pool->spans[index >> pool->span_shift];
+	uint32_t rel = (uint32_t)(index - span_first_block(pool, span));
+	struct thread_cache *tc = cache_get(pool);
+
+	if (tc != NULL) {
+		/* A full stack: half of it back to the spans, then the free
+		 * goes on it as the fast path's would. */
+		struct thread_stack *stack = &hint_of(pool)->stack;
+		if (stack->count >= stack->limit)
+			stack_flush(pool, tc, stack->count - stack->limit / 2);
+		int error = thread_push(pool, block, hooks);
+		if (error >= 0)
+			return error;
+		/* Refused again: a span that the free leaves with nothing
+		 * handed out, or one the thread takes over. */
+		uintptr_t owner = span_owner(span) & ~OWNER_FULL;
+		if (owner == (uintptr_t)tc || span_take_over(pool, tc, span))
+			return span_free_local(pool, tc, span, rel, block,
+			                       hooks);
+	}
+	return span_free_remote(pool, span, rel, block, hooks);
+}
