@@ -159,6 +159,18 @@ POOL_INLINE void lock_acquire(struct spin_lock *lock)
 		lock_wait(lock);
 }
 
+/* lock_acquire() that tells whether the lock was taken when it came. */
+POOL_INLINE bool lock_acquire_contended(struct spin_lock *lock)
+{
+	uint32_t expected = 0;
+	if (likely(atomic_compare_exchange_strong_explicit(
+	        &lock->state, &expected, 1, memory_order_acquire,
+	        memory_order_relaxed)))
+		return false;
+	lock_wait(lock);
+	return true;
+}
+
 POOL_INLINE void lock_release(struct spin_lock *lock)
 {
 	atomic_store_explicit(&lock->state, 0, memory_order_release);
@@ -564,6 +576,12 @@ struct pool {
 	 * was found corrupted: the blocks lost stay counted, and the span
 	 * invariants are checked no more. */
 	_Atomic bool spans_damaged;
+	/* POOL_LOCKED: set (under the lock, for good) once threads were
+	 * seen to contend for the lock: the threads' stacks serve from then
+	 * on (locked.c).  contended counts the contended acquisitions, under
+	 * the lock. */
+	_Atomic bool stacks_on;
+	uint8_t contended;
 
 	/* POOL_SINGLE and POOL_LOCKED: the list lives in the free blocks,
 	 * a bit per block in allocated[] below. */

@@ -8,10 +8,11 @@
  *    POOL_PER_THREAD's).  A free pushes the block on the calling thread's
  *    stack and an allocation pops the head of that stack, with no lock:
  *    threads that allocate and free at once no longer wait for each other
- *    on every call.  The lock is taken to refill an empty stack (a batch
- *    of up to half the stack's limit, from the head of the list: the
- *    first block is handed out, the others go on the stack) and to give
- *    half a full stack back to the list.  What the thread keeps aside is
+ *    on every call.  The lock is taken when the stack is empty, for one
+ *    block of the list (never a batch: a thread's stack holds only blocks
+ *    that thread freed, so the list's blocks stay available to every
+ *    thread, and a pool with room for every thread's live blocks never
+ *    runs dry), and to give half a full stack back to the list.  What the thread keeps aside is
  *    bounded by pool->stack_limit (as in POOL_PER_THREAD: about 64 KiB of
  *    blocks, and a sixteenth of the pool at most); a thread that exits
  *    gives its stack back to the list, and pool_trim() the caller's.  A
@@ -39,20 +40,27 @@
  *       atomic AND); a head whose bit is clear is no block of a stack (a
  *       corrupted link): it is reported and the stack dropped, its blocks
  *       lost rather than handed out twice.
- *     - A refill takes blocks off the list under the lock (they become
- *       allocated) and sets each one's cached bit.  A bit found set
- *       already belongs to a free that got there first: that free holds
- *       the block on its own stack, and the refill leaves it there.
  *
- * 3. Counting: the list counts the blocks it hands out (list.allocs),
- *    less those a refill put on a stack; a thread counts the blocks it
- *    hands out from its stack (COUNT_STACK_POPS).  The blocks handed out
+ * 3. Counting: the list counts the blocks it hands out (list.allocs); a
+ *    thread counts the blocks it hands out from its stack
+ *    (COUNT_STACK_POPS).  The blocks handed out
  *    now are the allocated bits less the cached ones.  Both are exact
  *    when no thread is inside a call.
  *
  * 4. Lock order: a thread that exits holds caches_lock (cache.c) and then
  *    takes the pool's lock to give its stack back; fork() takes them in
  *    the same order (registry.c).
+ *
+ * 5. The stacks serve only once threads contend.  A pool starts as a list
+ *    under a lock: every call takes the lock, which costs one uncontended
+ *    compare-and-swap, less than a stack's atomic bit operations.  When
+ *    LOCKED_CONTENDED acquisitions found the lock taken, the thread that
+ *    holds it turns the stacks on, for good (pool->stacks_on, set under
+ *    the lock).  A call without the stacks reads the flag again once it
+ *    holds the lock, and goes to the stacks if it is set: so no block is
+ *    freed onto the list without the cached bit's check after the first
+ *    block went on a stack.  Blocks handed out from the list before are
+ *    like any other (allocated, not cached).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -61,9 +69,6 @@
 #include "list.h"
 
 /* ------------------------------------------------------------ helpers */
-
-/* The most blocks a refill takes at once. */
-#define REFILL_MOST 64
 
 /*
  * Takes the head off the thread's stack (or a retired cache's) to give it
@@ -131,8 +136,22 @@ static void locked_cache_retire(struct pool *pool, struct thread_cache *tc)
 
 /* ------------------------------------------------------------ internal API */
 
+/* Contended acquisitions of the lock that turn the stacks on. */
+#define LOCKED_CONTENDED 16
+
+void locked_contended(struct pool *pool)
+{
+	if (pool->contended < LOCKED_CONTENDED)
+		pool->contended++;
+	if (pool->contended == LOCKED_CONTENDED)
+		atomic_store_explicit(&pool->stacks_on, true,
+		                      memory_order_release);
+}
+
 void *locked_alloc_slow(struct pool *pool, bool *fresh)
 {
+	if (!locked_stacks_on(pool))
+		return list_alloc_slow(pool, fresh, 0);
 	struct thread_cache *tc = cache_get(pool);
 	*fresh = false;
 	if (tc != NULL) {
@@ -151,37 +170,11 @@ void *locked_alloc_slow(struct pool *pool, bool *fresh)
 			 * The stack is dropped, and the report made with no
 			 * lock held. */
 			report_corrupted(pool, bad);
-
-		void *batch[REFILL_MOST];
-		size_t want = stack->limit / 2 + 1;
-		if (want > REFILL_MOST)
-			want = REFILL_MOST;
-		lock_acquire(&pool->lock);
-		size_t got = list_pop_many(pool, want, batch);
-		size_t stacked = 0;
-		for (size_t i = 1; i < got; i++) {
-			size_t index = region_slot(pool, batch[i]);
-			uint64_t mask = bit_mask(index);
-			if (atomic_fetch_or_explicit(&pool->cached[index >> 6],
-			                             mask,
-			                             memory_order_seq_cst) &
-			    mask)
-				continue; /* a racing free holds it: point 2 */
-			block_word_store(batch[i], 0,
-			                 (uintptr_t)stack->head ^
-			                     link_key_from(pool->secret,
-			                                   batch[i]));
-			stack->head = batch[i];
-			stack->count++;
-			stacked++;
-		}
-		pool->list.allocs -= stacked;
-		lock_release(&pool->lock);
-		if (got > 0)
-			return batch[0];
 	}
-	/* The list is empty: the never-used blocks, a chunk a trim gave
-	 * back, and the reports of a corrupted list are list.c's. */
+	/* One block from the list, never a batch: the list's blocks stay
+	 * available to every thread (point 1 of the design).  The head of
+	 * the list, the never-used blocks, a chunk a trim gave back, and the
+	 * reports of a corrupted list are list.c's. */
 	return list_alloc_slow(pool, fresh, 0);
 }
 

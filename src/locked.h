@@ -12,6 +12,32 @@
 #include "cache.h"
 #include "hooks.h"
 
+/* Whether the threads' stacks serve the pool (point 5 of locked.c's
+ * design); until they do, every call takes the lock, as in POOL_SINGLE
+ * plus the lock. */
+POOL_INLINE bool locked_stacks_on(const struct pool *pool)
+{
+	return atomic_load_explicit(&pool->stacks_on, memory_order_acquire);
+}
+
+/* Counts a contended acquisition of the lock, which the caller holds;
+ * enough of them turn the stacks on. */
+POOL_NOINLINE void locked_contended(struct pool *pool);
+
+/* Takes the lock for a call without the stacks; false, with the lock let
+ * go, when the stacks turned on meanwhile (the call then uses them). */
+POOL_INLINE bool locked_lock_plain(struct pool *pool)
+{
+	if (unlikely(lock_acquire_contended(&pool->lock)))
+		locked_contended(pool);
+	if (unlikely(atomic_load_explicit(&pool->stacks_on,
+	                                  memory_order_relaxed))) {
+		lock_release(&pool->lock);
+		return false;
+	}
+	return true;
+}
+
 /*
  * The head of the thread's stack, handed out: its cached bit cleared.
  * NULL when the thread's hint does not hold the pool, the stack is empty,

@@ -134,7 +134,14 @@ POOL_INLINE void *alloc_in(struct pool *pool, size_t size, bool zero,
 	if (mode == POOL_PER_THREAD) {
 		block = thread_pop(pool, hooks);
 	} else if (mode == POOL_LOCKED && !hooks) {
-		block = locked_pop(pool);
+		if (likely(locked_stacks_on(pool))) {
+			block = locked_pop(pool);
+		} else if (locked_lock_plain(pool)) {
+			block = list_pop(pool, 0);
+			lock_release(&pool->lock);
+		} else {
+			block = NULL;
+		}
 	} else {
 		if (mode == POOL_LOCKED)
 			lock_acquire(&pool->lock);
@@ -223,9 +230,16 @@ POOL_INLINE int free_in(struct pool *pool, const char *function, void *ptr,
 	} else if (mode == POOL_LOCKED && !hooks) {
 		if (unlikely(index >= pool->block_count))
 			return free_outside(pool, function, ptr);
-		error = locked_push(pool, ptr, index);
-		if (unlikely(error < 0))
+		if (likely(locked_stacks_on(pool))) {
+			error = locked_push(pool, ptr, index);
+			if (unlikely(error < 0))
+				error = locked_free_slow(pool, ptr, index);
+		} else if (locked_lock_plain(pool)) {
+			error = list_free(pool, ptr, index, 0);
+			lock_release(&pool->lock);
+		} else {
 			error = locked_free_slow(pool, ptr, index);
+		}
 	} else {
 		if (mode != POOL_SINGLE && unlikely(index >= pool->block_count))
 			return free_outside(pool, function, ptr);

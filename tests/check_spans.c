@@ -263,6 +263,78 @@ START_TEST(test_random_replace_in_exact_pool)
 END_TEST
 
 /*
+ * POOL_LOCKED under contention (its threads' stacks then serve: locked.c):
+ * threads that each replace their own blocks at random, and free one
+ * block twice, on a pool with room for all of them.  Every allocation is
+ * the pool's, every second free is reported, and once the threads have
+ * exited every block of the pool can be had again, each once.
+ */
+#define LSTACK_THREADS 2
+#define LSTACK_HELD    200
+#define LSTACK_STEPS   200000
+
+struct lstack {
+	pool_t *pool;
+	uint64_t seed;
+	unsigned misses;
+};
+
+static void *lstack_run(void *arg)
+{
+	struct lstack *l = arg;
+	void *held[LSTACK_HELD];
+	uint64_t x = l->seed;
+
+	for (size_t i = 0; i < LSTACK_HELD; i++)
+		if ((held[i] = pool_malloc(l->pool, 64)) == NULL)
+			l->misses++;
+	for (size_t step = 0; step < LSTACK_STEPS; step++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		size_t victim = (size_t)(x % LSTACK_HELD);
+		pool_free(l->pool, held[victim]);
+		if ((held[victim] = pool_malloc(l->pool, 64)) == NULL)
+			l->misses++;
+	}
+	pool_free(l->pool, held[0]);
+	pool_free(l->pool, held[0]); /* reported */
+	for (size_t i = 1; i < LSTACK_HELD; i++)
+		pool_free(l->pool, held[i]);
+	return NULL;
+}
+
+START_TEST(test_locked_threads_replace)
+{
+	pool_t *pool = test_pool(64, LSTACK_THREADS * LSTACK_HELD,
+	                         POOL_LOCKED | POOL_NO_FALLBACK);
+	pthread_t threads[LSTACK_THREADS];
+	struct lstack l[LSTACK_THREADS];
+
+	misuse_record();
+	for (int t = 0; t < LSTACK_THREADS; t++) {
+		l[t] = (struct lstack){.pool = pool, .seed = 0x9e3779b97f4a7c15u * (uint64_t)(t + 1)};
+		ck_assert_int_eq(pthread_create(&threads[t], NULL, lstack_run, &l[t]),
+		                 0);
+	}
+	for (int t = 0; t < LSTACK_THREADS; t++) {
+		ck_assert_int_eq(pthread_join(threads[t], NULL), 0);
+		ck_assert_uint_eq(l[t].misses, 0);
+	}
+	ck_assert_uint_eq(misuse_count_of(POOL_ERROR_DOUBLE_FREE),
+	                  LSTACK_THREADS);
+	ck_assert_uint_eq(misuse_count(), LSTACK_THREADS);
+	pool_stats_t st = stats_of(pool);
+	ck_assert_uint_eq(st.in_use, 0);
+	ck_assert_uint_eq(st.allocs, st.frees);
+	ck_assert_uint_eq(st.allocs,
+	                  (uint64_t)LSTACK_THREADS * (LSTACK_HELD + LSTACK_STEPS));
+	void **all = take(pool, 64, LSTACK_THREADS * LSTACK_HELD);
+	ck_assert_ptr_null(pool_malloc(pool, 64));
+	give_back(pool, all, LSTACK_THREADS * LSTACK_HELD);
+	ck_assert_uint_eq(misuse_count(), LSTACK_THREADS);
+}
+END_TEST
+
+/*
  * Threads that allocate many spans' worth, free part of it and exit give
  * every span up: the blocks they freed, and those they left live which the
  * main thread frees after they are gone, all come back.
@@ -442,6 +514,7 @@ Suite *spans_suite(void)
 	tc = test_tcase(s, "ownership");
 	tcase_add_test(tc, test_random_frees_into_own_spans);
 	tcase_add_test(tc, test_random_replace_in_exact_pool);
+	tcase_add_test(tc, test_locked_threads_replace);
 	tcase_add_test(tc, test_no_capacity_lost_at_exit);
 	tcase_add_test(tc, test_idle_threads_hold_little);
 	tcase_add_test(tc, test_bulk_from_threads_with_no_span);
