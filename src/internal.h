@@ -366,10 +366,9 @@ POOL_INLINE void owned_increment(_Atomic uint64_t *counter)
  * its owner's stack, exactly once; stacked is the number of those on the
  * stack, and used the number of out bits set plus stacked (a block on the
  * stack is neither on a list of the span nor handed out); a block on the
- * remote list is
- * handed out by out[] and claimed.  A claimed block is never handed out
- * again until the drain has seen its remote free: the owner parks it
- * instead.
+ * remote list is handed out by out[] and claimed.  A claimed block is
+ * never handed out again until the drain has seen its remote free: the
+ * owner parks it instead.
  */
 struct span {
 	/* owner line */
@@ -383,7 +382,7 @@ struct span {
 	 * each other, the compiler merges the two stores of a pop into one
 	 * wide store, which is slower here than two plain ones. */
 	char *last;
-	/* 1: handed out */
+	/* one bit per block, set while the block is handed out */
 	_Atomic uint64_t out[SPAN_WORDS];
 	/* Blocks handed out by out[], and blocks on the owner's stack: a
 	 * free that leaves it equal to stacked tells the owner that nothing

@@ -201,9 +201,12 @@ int locked_free_slow(struct pool *pool, void *block, size_t index)
 		return POOL_ERROR_DOUBLE_FREE;
 	lock_acquire(&pool->lock);
 	int error = list_free(pool, block, index, 0);
-	lock_release(&pool->lock);
+	/* Cleared before the lock is let go: once the block is on the list,
+	 * a thread may take it and free it again, and its free must find the
+	 * bit clear. */
 	atomic_fetch_and_explicit(&pool->cached[index >> 6], ~mask,
 	                          memory_order_seq_cst);
+	lock_release(&pool->lock);
 	return error;
 }
 

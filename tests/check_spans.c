@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -335,6 +336,72 @@ START_TEST(test_locked_threads_replace)
 END_TEST
 
 /*
+ * POOL_LOCKED, a producer and a consumer: the producer allocates, frees
+ * half of its blocks itself (onto its stack, once the stacks serve) and
+ * hands the others to a consumer that only frees (onto the list).  A
+ * block the consumer puts on the list is soon the producer's again, and
+ * freed again: never reported as a double free.
+ */
+#define HANDOFF_RING  64
+#define HANDOFF_STEPS 400000
+
+struct handoff {
+	pool_t *pool;
+	void *_Atomic ring[HANDOFF_RING];
+	_Atomic bool done;
+};
+
+static void *handoff_consume(void *arg)
+{
+	struct handoff *h = arg;
+	size_t at = 0;
+	for (;;) {
+		void *p = atomic_exchange(&h->ring[at], NULL);
+		if (p != NULL) {
+			pool_free(h->pool, p);
+			at = (at + 1) % HANDOFF_RING;
+		} else if (atomic_load(&h->done)) {
+			break;
+		}
+	}
+	/* What is left in the ring after the producer stopped. */
+	for (size_t i = 0; i < HANDOFF_RING; i++) {
+		void *p = atomic_exchange(&h->ring[i], NULL);
+		if (p != NULL)
+			pool_free(h->pool, p);
+	}
+	return NULL;
+}
+
+START_TEST(test_locked_handoff)
+{
+	struct handoff h = {.pool = test_pool(64, 4096, POOL_LOCKED)};
+	pthread_t consumer;
+	size_t at = 0;
+
+	misuse_record();
+	ck_assert_int_eq(pthread_create(&consumer, NULL, handoff_consume, &h),
+	                 0);
+	for (size_t step = 0; step < HANDOFF_STEPS; step++) {
+		void *p = pool_malloc(h.pool, 64);
+		ck_assert_ptr_nonnull(p);
+		if (step & 1) {
+			pool_free(h.pool, p);
+			continue;
+		}
+		while (atomic_load(&h.ring[at]) != NULL)
+			sched_yield();
+		atomic_store(&h.ring[at], p);
+		at = (at + 1) % HANDOFF_RING;
+	}
+	atomic_store(&h.done, true);
+	ck_assert_int_eq(pthread_join(consumer, NULL), 0);
+	ck_assert_uint_eq(misuse_count(), 0);
+	ck_assert_uint_eq(stats_of(h.pool).in_use, 0);
+}
+END_TEST
+
+/*
  * Threads that allocate many spans' worth, free part of it and exit give
  * every span up: the blocks they freed, and those they left live which the
  * main thread frees after they are gone, all come back.
@@ -515,6 +582,7 @@ Suite *spans_suite(void)
 	tcase_add_test(tc, test_random_frees_into_own_spans);
 	tcase_add_test(tc, test_random_replace_in_exact_pool);
 	tcase_add_test(tc, test_locked_threads_replace);
+	tcase_add_test(tc, test_locked_handoff);
 	tcase_add_test(tc, test_no_capacity_lost_at_exit);
 	tcase_add_test(tc, test_idle_threads_hold_little);
 	tcase_add_test(tc, test_bulk_from_threads_with_no_span);
