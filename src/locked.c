@@ -109,6 +109,8 @@ static void stack_give_back(struct pool *pool, struct thread_stack *stack,
                             size_t n, bool report)
 {
 	char *block, *bad = NULL;
+	if (n == 0 || stack->head == NULL)
+		return;
 	lock_acquire(&pool->lock);
 	for (; n > 0 && (block = stack_take(pool, stack, &bad)) != NULL;
 	     n--) {
@@ -183,7 +185,9 @@ int locked_free_slow(struct pool *pool, void *block, size_t index)
 	struct thread_cache *tc = cache_get(pool);
 	if (tc != NULL) {
 		struct thread_stack *stack = &hint_of(pool)->stack;
-		if (stack->count >= stack->limit)
+		/* A full stack gives half back (a thread that only frees
+		 * has none: its limit is 0). */
+		if (stack->limit != 0 && stack->count >= stack->limit)
 			stack_give_back(pool, stack,
 			                stack->count - stack->limit / 2, true);
 		int error = locked_push(pool, block, index);
