@@ -228,7 +228,9 @@ START_TEST(test_random_replace_in_exact_pool)
 	void **blocks = take(pool, 64, EXACT_BLOCKS);
 	uint64_t x = 88172645463325252u;
 
-	for (size_t step = 0; step < EXACT_STEPS; step++) {
+	/* Fewer under Valgrind, which runs every instruction slowly. */
+	size_t steps = under_valgrind() ? EXACT_STEPS / 50 : EXACT_STEPS;
+	for (size_t step = 0; step < steps; step++) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		size_t victim = (size_t)(x % EXACT_BLOCKS);
 		pool_free(pool, blocks[victim]);
@@ -277,6 +279,7 @@ END_TEST
 struct lstack {
 	pool_t *pool;
 	uint64_t seed;
+	size_t steps;
 	unsigned misses;
 };
 
@@ -289,7 +292,7 @@ static void *lstack_run(void *arg)
 	for (size_t i = 0; i < LSTACK_HELD; i++)
 		if ((held[i] = pool_malloc(l->pool, 64)) == NULL)
 			l->misses++;
-	for (size_t step = 0; step < LSTACK_STEPS; step++) {
+	for (size_t step = 0; step < l->steps; step++) {
 		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 		size_t victim = (size_t)(x % LSTACK_HELD);
 		pool_free(l->pool, held[victim]);
@@ -312,7 +315,11 @@ START_TEST(test_locked_threads_replace)
 
 	misuse_record();
 	for (int t = 0; t < LSTACK_THREADS; t++) {
-		l[t] = (struct lstack){.pool = pool, .seed = 0x9e3779b97f4a7c15u * (uint64_t)(t + 1)};
+		l[t] = (struct lstack){
+		    .pool = pool,
+		    .seed = 0x9e3779b97f4a7c15u * (uint64_t)(t + 1),
+		    .steps = under_valgrind() ? LSTACK_STEPS / 50
+		                              : LSTACK_STEPS};
 		ck_assert_int_eq(pthread_create(&threads[t], NULL, lstack_run, &l[t]),
 		                 0);
 	}
@@ -327,7 +334,7 @@ START_TEST(test_locked_threads_replace)
 	ck_assert_uint_eq(st.in_use, 0);
 	ck_assert_uint_eq(st.allocs, st.frees);
 	ck_assert_uint_eq(st.allocs,
-	                  (uint64_t)LSTACK_THREADS * (LSTACK_HELD + LSTACK_STEPS));
+	                  (uint64_t)LSTACK_THREADS * (LSTACK_HELD + l[0].steps));
 	void **all = take(pool, 64, LSTACK_THREADS * LSTACK_HELD);
 	ck_assert_ptr_null(pool_malloc(pool, 64));
 	give_back(pool, all, LSTACK_THREADS * LSTACK_HELD);
@@ -362,6 +369,8 @@ static void *handoff_consume(void *arg)
 			at = (at + 1) % HANDOFF_RING;
 		} else if (atomic_load(&h->done)) {
 			break;
+		} else {
+			sched_yield();
 		}
 	}
 	/* What is left in the ring after the producer stopped. */
@@ -382,7 +391,8 @@ START_TEST(test_locked_handoff)
 	misuse_record();
 	ck_assert_int_eq(pthread_create(&consumer, NULL, handoff_consume, &h),
 	                 0);
-	for (size_t step = 0; step < HANDOFF_STEPS; step++) {
+	size_t steps = under_valgrind() ? HANDOFF_STEPS / 100 : HANDOFF_STEPS;
+	for (size_t step = 0; step < steps; step++) {
 		void *p = pool_malloc(h.pool, 64);
 		ck_assert_ptr_nonnull(p);
 		if (step & 1) {
