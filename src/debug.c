@@ -189,7 +189,15 @@ bool hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
 		if (!fill_intact(block, sizeof(uintptr_t), pool->block_size)) {
 			/* The block is quarantined: it stays marked as
 			 * handed out, and is never given to anyone.  The
-			 * caller takes another block. */
+			 * caller takes another block.  Memcheck is told of it
+			 * as of a block handed out, which nobody may touch:
+			 * pool_destroy() says it dies with every other block
+			 * still out. */
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+			if (hooks & HOOK_VALGRIND)
+				VALGRIND_MALLOCLIKE_BLOCK(
+				    block, pool->block_size, 0, 0);
+#endif
 			close_block(pool, block, hooks);
 			report_detected(pool, function, block,
 			                POOL_ERROR_WRITE_AFTER_FREE);

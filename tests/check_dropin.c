@@ -961,15 +961,8 @@ Suite *dropin_suite(void)
 
 	tc = test_tcase(s, "handler");
 	test_add_every_mode(tc, test_get_error_handler);
-	/* Both damage free blocks on purpose; under Valgrind, the pool's
-	 * destruction then describes as dying a block that memcheck saw
-	 * freed (an "invalid free" in its bookkeeping, not in the
-	 * program's).  Not yet explained: left out there, run in every
-	 * other build. */
-	if (!under_valgrind()) {
-		test_add_every_mode(tc, test_set_report_names);
-		test_add_every_mode(tc, test_set_calloc_report_names);
-	}
+	test_add_every_mode(tc, test_set_report_names);
+	test_add_every_mode(tc, test_set_calloc_report_names);
 	test_add_every_mode(tc, test_pool_trim_report_name);
 
 	tc = test_tcase(s, "set_realloc");
