@@ -92,6 +92,10 @@ size_t thread_trim(struct pool *pool)
 	}
 	atomic_fetch_add_explicit(&pool->trim_seq, 1, memory_order_seq_cst);
 	lock_release(&pool->lock);
+	/* A thread without a span, or a fork(), waits for the lock: it goes
+	 * first, before a trim that runs again at once takes it back. */
+	if (lock_wanted(&pool->lock))
+		lock_give_way();
 	return bytes;
 }
 bool thread_block_is_live(struct pool *pool, size_t index)

@@ -126,9 +126,11 @@
  * 12. pool_trim() gives back the pages of the spans on the available stack
  *    whose blocks are all free; spans a thread holds are left alone.  It
  *    holds them off the stack meanwhile, so trim_seq is odd from before its
- *    first pop to after its last push, and a thread that finds no span
- *    waits while it is odd, and tries again when it changed: a trim never
- *    makes an allocation fail.  The trim also holds pool->lock (unused
+ *    first pop to after its last push.  A thread that finds no span while
+ *    it is odd, or finds that it changed, looks again under pool->lock,
+ *    which no trim holds then: a trim never makes an allocation fail.  A
+ *    trim that a thread waits for gives way after it, so trims run back
+ *    to back never keep a waiting thread (or a fork()) out.  The trim also holds pool->lock (unused
  *    otherwise in this mode), which fork() takes too: a child never sees a
  *    trim half done.  A span trimmed is reset to "never used" (its blocks
  *    known zero): the blocks in the pages kept at its ends are zeroed first.
@@ -193,7 +195,6 @@
 #include "span.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 
 /* ------------------------------------------------------------ helpers */
@@ -846,23 +847,27 @@ static void span_cache_retire(struct pool *pool, struct thread_cache *tc)
  */
 static struct span *available_or_fresh(struct pool *pool)
 {
-	for (;;) {
-		uint32_t seq =
-		    atomic_load_explicit(&pool->trim_seq, memory_order_seq_cst);
-		struct span *span = available_pop(pool);
-		if (span == NULL)
-			span = fresh_span(pool);
-		if (span != NULL)
-			return span;
-		/* Pairs with thread_trim()'s increments: unchanged and even,
-		 * no trim held spans while we looked. */
-		if (atomic_load_explicit(&pool->trim_seq,
-		                         memory_order_seq_cst) == seq &&
-		    !(seq & 1))
-			return NULL;
-		if (seq & 1)
-			sched_yield();
-	}
+	uint32_t seq =
+	    atomic_load_explicit(&pool->trim_seq, memory_order_seq_cst);
+	struct span *span = available_pop(pool);
+	if (span == NULL)
+		span = fresh_span(pool);
+	/* Pairs with thread_trim()'s increments: unchanged and even, no trim
+	 * held spans while we looked. */
+	if (span != NULL ||
+	    (atomic_load_explicit(&pool->trim_seq, memory_order_seq_cst) ==
+	         seq &&
+	     !(seq & 1)))
+		return span;
+	/* A trim held spans: look again under the trims' lock, where none
+	 * holds any.  Waiting for the trim to end and looking without the
+	 * lock could lose every time to the next trim. */
+	lock_acquire(&pool->lock);
+	span = available_pop(pool);
+	if (span == NULL)
+		span = fresh_span(pool);
+	lock_release(&pool->lock);
+	return span;
 }
 
 /* Makes span, which the cache owns and holds on no list, the active span

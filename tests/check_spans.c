@@ -585,24 +585,14 @@ Suite *spans_suite(void)
 	tc = test_tcase(s, "trim");
 	tcase_add_loop_test(tc, test_calloc_after_trim_odd_region, 0,
 	                    sizeof odd_shapes / sizeof odd_shapes[0]);
-	/* Under Valgrind's fair scheduling (the Valgrind suite) the races
-	 * of a trim with other threads do not finish within minutes; they
-	 * run in every other build. */
-	if (!under_valgrind()) {
-		tcase_add_test(tc, test_trim_never_fails_alloc);
-		tcase_add_test(tc, test_fork_during_trim);
-	}
+	tcase_add_test(tc, test_trim_never_fails_alloc);
+	tcase_add_test(tc, test_fork_during_trim);
 
 	tc = test_tcase(s, "ownership");
 	tcase_add_test(tc, test_random_frees_into_own_spans);
 	tcase_add_test(tc, test_random_replace_in_exact_pool);
-	/* Two threads that race on a lock and on a ring: under Valgrind,
-	 * which runs one thread at a time (and fairly, in the Valgrind
-	 * suite), they take many minutes and check nothing more. */
-	if (!under_valgrind()) {
-		tcase_add_test(tc, test_locked_threads_replace);
-		tcase_add_test(tc, test_locked_handoff);
-	}
+	tcase_add_test(tc, test_locked_threads_replace);
+	tcase_add_test(tc, test_locked_handoff);
 	tcase_add_test(tc, test_no_capacity_lost_at_exit);
 	tcase_add_test(tc, test_idle_threads_hold_little);
 	tcase_add_test(tc, test_bulk_from_threads_with_no_span);
