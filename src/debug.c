@@ -4,10 +4,14 @@
  * fail, and describing the blocks to Valgrind's memcheck (which running
  * the program under Valgrind asks for).
  *
- *   SHIFTPOOL_DEBUG=fill,fail-fallback=N,no-valgrind
+ *   SHIFTPOOL_DEBUG=fill,fail-fallback=N,no-valgrind,locked-stacks
  *                   A comma-separated list; unknown words are ignored.
  *                   no-valgrind keeps the pool from describing itself to
- *                   Valgrind, for instance under callgrind.
+ *                   Valgrind, for instance under callgrind.  locked-stacks
+ *                   makes a POOL_LOCKED pool serve from the threads'
+ *                   stacks from the start, rather than once threads
+ *                   contend (locked.c, point 5), to test or measure
+ *                   them.
  *   SHIFTPOOL_TRACE=FILE
  *                   The trace (see trace.c).
  *
@@ -49,6 +53,10 @@ static bool parse_debug_options(struct pool *pool, const char *options)
 				pool->fail_fallback_at = n;
 		} else if (len == 11 && strncmp(word, "no-valgrind", 11) == 0) {
 			valgrind = false;
+		} else if (len == 13 &&
+		           strncmp(word, "locked-stacks", 13) == 0) {
+			atomic_store_explicit(&pool->stacks_on, true,
+			                      memory_order_relaxed);
 		}
 		word += len;
 		if (*word == ',')

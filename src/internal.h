@@ -630,8 +630,14 @@ struct pool {
 		_Atomic uint64_t *cached;
 	};
 	size_t span_count;
-	/* stack of spans: top index + 1 | tag << 32 */
-	_Atomic uint64_t available;
+	union {
+		/* stack of spans: top index + 1 | tag << 32 */
+		_Atomic uint64_t available;
+		/* POOL_LOCKED: the head of the blocks that threads which only
+		 * free have freed, for an allocating thread to take whole
+		 * (locked.c); on a cache line of its own in the side tables */
+		_Atomic uintptr_t *pending;
+	};
 	/* spans [fresh_spans, span_count) untouched */
 	_Atomic size_t fresh_spans;
 	/* guarded by caches_lock (cache.c) */

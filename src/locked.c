@@ -12,13 +12,13 @@
  *    block of the list (never a batch: a thread's stack holds only blocks
  *    that thread freed, so the list's blocks stay available to every
  *    thread, and a pool with room for every thread's live blocks never
- *    runs dry), and to give half a full stack back to the list.  What the thread keeps aside is
- *    bounded by pool->stack_limit (as in POOL_PER_THREAD: about 64 KiB of
- *    blocks, and a sixteenth of the pool at most); a thread that exits
- *    gives its stack back to the list, and pool_trim() the caller's.  A
- *    thread keeps a stack only once it allocates from the pool: the
- *    frees of a thread that only frees (a consumer) go to the list under
- *    the lock, where the allocating threads find them.
+ *    runs dry), and to give half a full stack back to the list.  What
+ *    the thread keeps aside is bounded by pool->stack_limit (as in
+ *    POOL_PER_THREAD: about 64 KiB of blocks, and a sixteenth of the pool
+ *    at most); a thread that exits gives its stack back to the list, and
+ *    pool_trim() the caller's.  A thread keeps a stack only once it
+ *    allocates from the pool (point 6 says where the frees of the others
+ *    go).
  *
  * 2. A block is in one of three states, told by two bitmaps: on the list
  *    (allocated 0, cached 0), handed out (allocated 1, cached 0), or on a
@@ -61,6 +61,19 @@
  *    freed onto the list without the cached bit's check after the first
  *    block went on a stack.  Blocks handed out from the list before are
  *    like any other (allocated, not cached).
+ *
+ * 6. A thread that only frees (a consumer) keeps no stack: its blocks
+ *    would wait there for allocations that never come.  Its frees go on
+ *    the pool's pending stack, one compare-and-swap each and no lock: a
+ *    lock-free stack that threads push blocks on and take whole (an
+ *    exchange), so it has no ABA case.  A block on it is on a stack
+ *    (point 2): allocated, cached, its link in word 0.  A thread whose
+ *    own stack is empty takes the pending stack before it looks at the
+ *    list: up to its stack's limit of blocks become its stack, and the
+ *    rest goes to the list under one acquisition of the lock.  So a
+ *    producer and a consumer pass blocks without the lock, and no block
+ *    freed is kept from an allocation: the pending blocks come first.
+ *    pool_trim() gives them to the list first, so that their pages can go.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -127,6 +140,77 @@ static void stack_give_back(struct pool *pool, struct thread_stack *stack,
 		report_corrupted(pool, bad);
 }
 
+/* ------------------------------------------------------------ pending */
+
+/* A free of a thread without a stack: the block on the pending stack
+ * (point 6 of the design).  Returns 0 or the misuse found. */
+static int pending_push(struct pool *pool, char *block, size_t index)
+{
+	int error = locked_mark_cached(pool, index);
+	if (error)
+		return error;
+	hooks_block_in(pool, block, 0);
+	uintptr_t head =
+	    atomic_load_explicit(pool->pending, memory_order_relaxed);
+	do {
+		block_word_store(block, 0,
+		                 head ^ link_key_from(pool->secret, block));
+	} while (!atomic_compare_exchange_weak_explicit(
+	    pool->pending, &head, (uintptr_t)block, memory_order_release,
+	    memory_order_relaxed));
+	return 0;
+}
+
+/*
+ * The whole pending stack, taken: the thread's empty stack becomes its
+ * first blocks, up to the stack's limit, and the rest goes to the list.
+ * A link that names no block on a stack (a use after free) ends the
+ * thread's part with the blocks before it, and the rest is dropped: it is
+ * reported.  Returns whether the stack got any block.
+ */
+static bool pending_adopt(struct pool *pool, struct thread_stack *stack)
+{
+	char *block = (char *)atomic_exchange_explicit(pool->pending, 0,
+	                                               memory_order_acquire);
+	char *last = NULL, *bad = NULL;
+	uint32_t n = 0;
+	struct thread_stack rest = {0};
+
+	stack->head = block;
+	while (block != NULL) {
+		size_t index = region_slot(pool, block);
+		if (index >= pool->block_count ||
+		    !(atomic_load_explicit(&pool->cached[index >> 6],
+		                           memory_order_relaxed) &
+		      bit_mask(index))) {
+			bad = last != NULL ? last : block;
+			break;
+		}
+		char *next =
+		    (char *)(block_word_load(block, 0) ^
+		             link_key_from(pool->secret, block));
+		last = block;
+		n++;
+		if (n == stack->limit) {
+			rest.head = next;
+			break;
+		}
+		block = next;
+	}
+	if (last != NULL)
+		block_word_store(last, 0, link_key_from(pool->secret, last));
+	else
+		stack->head = NULL;
+	stack->count = n;
+	stack->last = NULL;
+	/* stack_give_back() checks each block of the rest as it takes it. */
+	if (rest.head != NULL)
+		stack_give_back(pool, &rest, pool->block_count, true);
+	if (bad != NULL)
+		report_corrupted(pool, bad);
+	return n != 0;
+}
+
 /* The pool's cache_retire (cache.c): the exiting thread's stack back to
  * the list.  A corrupted link ends it unreported: this runs under
  * caches_lock, which a handler calling back into the library would wait
@@ -172,6 +256,16 @@ void *locked_alloc_slow(struct pool *pool, bool *fresh)
 			 * The stack is dropped, and the report made with no
 			 * lock held. */
 			report_corrupted(pool, bad);
+		/* What threads that only free gave back comes first (point
+		 * 6 of the design). */
+		if (stack->head == NULL &&
+		    atomic_load_explicit(pool->pending, memory_order_relaxed) !=
+		        0 &&
+		    pending_adopt(pool, stack)) {
+			block = locked_pop(pool);
+			if (block != NULL)
+				return block;
+		}
 	}
 	/* One block from the list, never a batch: the list's blocks stay
 	 * available to every thread (point 1 of the design).  The head of
@@ -194,24 +288,9 @@ int locked_free_slow(struct pool *pool, void *block, size_t index)
 		if (error >= 0)
 			return error;
 	}
-	/* A thread that only frees, or one that has no cache: the list.  The
-	 * cached bit decides between this free and a racing one as it does
-	 * for a stack's (point 2 of the design): set first, then the block
-	 * goes on the list, then the bit is cleared. */
-	uint64_t mask = bit_mask(index);
-	if (atomic_fetch_or_explicit(&pool->cached[index >> 6], mask,
-	                             memory_order_seq_cst) &
-	    mask)
-		return POOL_ERROR_DOUBLE_FREE;
-	lock_acquire(&pool->lock);
-	int error = list_free(pool, block, index, 0);
-	/* Cleared before the lock is let go: once the block is on the list,
-	 * a thread may take it and free it again, and its free must find the
-	 * bit clear. */
-	atomic_fetch_and_explicit(&pool->cached[index >> 6], ~mask,
-	                          memory_order_seq_cst);
-	lock_release(&pool->lock);
-	return error;
+	/* A thread that only frees, or one that has no cache: the pending
+	 * stack (point 6 of the design). */
+	return pending_push(pool, block, index);
 }
 
 bool locked_block_is_live(struct pool *pool, size_t index)
@@ -244,6 +323,14 @@ size_t locked_trim(struct pool *pool)
 	struct thread_hint *hint = hint_of(pool);
 	if (hint->pool_id == pool->id && hint->stack.head != NULL)
 		stack_give_back(pool, &hint->stack, SIZE_MAX, true);
+	/* Then the pending blocks, whole: up to every block of the pool,
+	 * which ends a cycle that a use after free made. */
+	if (atomic_load_explicit(pool->pending, memory_order_relaxed) != 0) {
+		struct thread_stack pending = {
+		    .head = (char *)atomic_exchange_explicit(
+		        pool->pending, 0, memory_order_acquire)};
+		stack_give_back(pool, &pending, pool->block_count, true);
+	}
 	return list_trim(pool);
 }
 

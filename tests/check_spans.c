@@ -412,6 +412,199 @@ START_TEST(test_locked_handoff)
 END_TEST
 
 /*
+ * POOL_LOCKED with its stacks serving from the start (SHIFTPOOL_DEBUG=
+ * locked-stacks): a pool of that many blocks, POOL_NO_FALLBACK.
+ */
+static pool_t *locked_stacks_pool(size_t size, size_t count)
+{
+	ck_assert_int_eq(setenv("SHIFTPOOL_DEBUG", "locked-stacks", 1), 0);
+	pool_t *pool = test_pool(size, count, POOL_LOCKED | POOL_NO_FALLBACK);
+	unsetenv("SHIFTPOOL_DEBUG");
+	return pool;
+}
+
+/* Frees every block the producer hands over, until it is done. */
+static void *pending_consume(void *arg)
+{
+	struct handoff *h = arg;
+	size_t at = 0;
+	for (;;) {
+		void *p = atomic_exchange(&h->ring[at], NULL);
+		if (p != NULL) {
+			pool_free(h->pool, p);
+			at = (at + 1) % HANDOFF_RING;
+		} else if (atomic_load(&h->done)) {
+			break;
+		} else {
+			sched_yield();
+		}
+	}
+	return NULL;
+}
+
+/*
+ * POOL_LOCKED, a producer that only allocates and a consumer that only
+ * frees, on a pool of twice the blocks in flight: the consumer's frees
+ * wait on the pending stack, which the producer takes whole, so no
+ * allocation fails, nothing is reported, and every block comes back.
+ */
+#define PENDING_BLOCKS (2 * HANDOFF_RING)
+
+START_TEST(test_locked_pending_handoff)
+{
+	struct handoff h = {.pool =
+	                        locked_stacks_pool(64, PENDING_BLOCKS)};
+	pthread_t consumer;
+	size_t at = 0, misses = 0;
+
+	misuse_record();
+	ck_assert_int_eq(pthread_create(&consumer, NULL, pending_consume, &h),
+	                 0);
+	size_t steps = under_valgrind() ? HANDOFF_STEPS / 100 : HANDOFF_STEPS;
+	for (size_t step = 0; step < steps; step++) {
+		void *p = pool_malloc(h.pool, 64);
+		if (p == NULL) {
+			misses++;
+			continue;
+		}
+		while (atomic_load(&h.ring[at]) != NULL)
+			sched_yield();
+		atomic_store(&h.ring[at], p);
+		at = (at + 1) % HANDOFF_RING;
+	}
+	/* The last blocks handed over are freed before the consumer stops. */
+	for (size_t i = 0; i < HANDOFF_RING; i++)
+		while (atomic_load(&h.ring[i]) != NULL)
+			sched_yield();
+	atomic_store(&h.done, true);
+	ck_assert_int_eq(pthread_join(consumer, NULL), 0);
+	ck_assert_msg(misses == 0, "%zu of %zu allocations failed", misses,
+	              steps);
+	ck_assert_uint_eq(misuse_count(), 0);
+	pool_stats_t st = stats_of(h.pool);
+	ck_assert_uint_eq(st.in_use, 0);
+	ck_assert_uint_eq(st.allocs, steps);
+	ck_assert_uint_eq(st.frees, steps);
+	void **all = take(h.pool, 64, PENDING_BLOCKS);
+	ck_assert_ptr_null(pool_malloc(h.pool, 64));
+	assert_region_blocks(all, PENDING_BLOCKS, 64);
+	give_back(h.pool, all, PENDING_BLOCKS);
+}
+END_TEST
+
+/* Two threads that only free: each frees the round's block at once. */
+struct pending_race {
+	pool_t *pool;
+	void *block;
+	pthread_barrier_t begin, done;
+	int rounds;
+};
+
+static void *pending_race_free(void *arg)
+{
+	struct pending_race *r = arg;
+	for (int round = 0; round < r->rounds; round++) {
+		pthread_barrier_wait(&r->begin);
+		pool_free(r->pool, r->block);
+		pthread_barrier_wait(&r->done);
+	}
+	return NULL;
+}
+
+/*
+ * POOL_LOCKED: two threads that only free free one block at once, round
+ * after round: the second free of each round is reported, once, and the
+ * pool still has every block exactly once.
+ */
+#define PENDING_RACE_ROUNDS 2000
+#define PENDING_RACE_BLOCKS 64
+
+START_TEST(test_locked_pending_double_free)
+{
+	struct pending_race r = {
+	    .pool = locked_stacks_pool(64, PENDING_RACE_BLOCKS),
+	    .rounds = under_valgrind() ? PENDING_RACE_ROUNDS / 20
+	                               : PENDING_RACE_ROUNDS};
+	pthread_t threads[2];
+
+	misuse_record();
+	ck_assert_int_eq(pthread_barrier_init(&r.begin, NULL, 3), 0);
+	ck_assert_int_eq(pthread_barrier_init(&r.done, NULL, 3), 0);
+	for (int t = 0; t < 2; t++)
+		ck_assert_int_eq(
+		    pthread_create(&threads[t], NULL, pending_race_free, &r), 0);
+	size_t misses = 0;
+	for (int round = 0; round < r.rounds; round++) {
+		r.block = pool_malloc(r.pool, 64);
+		misses += r.block == NULL;
+		pthread_barrier_wait(&r.begin);
+		pthread_barrier_wait(&r.done);
+	}
+	for (int t = 0; t < 2; t++)
+		ck_assert_int_eq(pthread_join(threads[t], NULL), 0);
+	pthread_barrier_destroy(&r.begin);
+	pthread_barrier_destroy(&r.done);
+	ck_assert_msg(misses == 0, "%zu of %d allocations failed", misses,
+	              r.rounds);
+	ck_assert_uint_eq(misuse_count_of(POOL_ERROR_DOUBLE_FREE),
+	                  (unsigned)r.rounds);
+	ck_assert_uint_eq(misuse_count(), (unsigned)r.rounds);
+	void **all = take(r.pool, 64, PENDING_RACE_BLOCKS);
+	ck_assert_ptr_null(pool_malloc(r.pool, 64));
+	assert_region_blocks(all, PENDING_RACE_BLOCKS, 64);
+	give_back(r.pool, all, PENDING_RACE_BLOCKS);
+	ck_assert_uint_eq(misuse_count(), (unsigned)r.rounds);
+}
+END_TEST
+
+/* Frees every block of a batch, from a thread that allocates nothing. */
+struct free_batch {
+	pool_t *pool;
+	void **blocks;
+	size_t count;
+};
+
+static void *free_batch_run(void *arg)
+{
+	struct free_batch *b = arg;
+	for (size_t i = 0; i < b->count; i++)
+		pool_free(b->pool, b->blocks[i]);
+	return NULL;
+}
+
+/*
+ * POOL_LOCKED: blocks that a thread which only frees gave back wait on the
+ * pending stack; pool_trim() gives them to the list first, and then their
+ * pages back.
+ */
+#define PENDING_TRIM_BLOCKS 16
+
+START_TEST(test_locked_pending_trim)
+{
+	size_t page = page_size();
+	pool_t *pool = locked_stacks_pool(page, PENDING_TRIM_BLOCKS);
+	struct free_batch b = {.pool = pool,
+	                       .blocks = take(pool, page, PENDING_TRIM_BLOCKS),
+	                       .count = PENDING_TRIM_BLOCKS};
+	pthread_t freer;
+
+	for (size_t i = 0; i < PENDING_TRIM_BLOCKS; i++)
+		memset(b.blocks[i], 0x5a, page);
+	ck_assert_int_eq(pthread_create(&freer, NULL, free_batch_run, &b), 0);
+	ck_assert_int_eq(pthread_join(freer, NULL), 0);
+	ck_assert_uint_eq(stats_of(pool).in_use, 0);
+	ck_assert_uint_ge(pool_trim(pool), PENDING_TRIM_BLOCKS * page);
+	for (size_t i = 0; i < PENDING_TRIM_BLOCKS; i++) {
+		b.blocks[i] = pool_calloc(pool, 1, page);
+		ck_assert_ptr_nonnull(b.blocks[i]);
+		assert_bytes(b.blocks[i], page, 0, "a block after pool_trim()");
+	}
+	ck_assert_ptr_null(pool_malloc(pool, page));
+	give_back(pool, b.blocks, PENDING_TRIM_BLOCKS);
+}
+END_TEST
+
+/*
  * Threads that allocate many spans' worth, free part of it and exit give
  * every span up: the blocks they freed, and those they left live which the
  * main thread frees after they are gone, all come back.
@@ -593,6 +786,9 @@ Suite *spans_suite(void)
 	tcase_add_test(tc, test_random_replace_in_exact_pool);
 	tcase_add_test(tc, test_locked_threads_replace);
 	tcase_add_test(tc, test_locked_handoff);
+	tcase_add_test(tc, test_locked_pending_handoff);
+	tcase_add_test(tc, test_locked_pending_double_free);
+	tcase_add_test(tc, test_locked_pending_trim);
 	tcase_add_test(tc, test_no_capacity_lost_at_exit);
 	tcase_add_test(tc, test_idle_threads_hold_little);
 	tcase_add_test(tc, test_bulk_from_threads_with_no_span);
