@@ -489,6 +489,9 @@ struct thread_cache {
 	 * or 0 while the thread has not allocated from a POOL_LOCKED pool
 	 * (a thread that only frees keeps nothing aside: locked.c). */
 	uint32_t stack_limit;
+	/* POOL_LOCKED: frees in a row by a thread that has not allocated
+	 * (locked.c, point 6) */
+	uint32_t frees_alone;
 	struct thread_stack stack;
 	struct thread_counters counts;
 	struct thread_cache *thread_next;           /* this thread's caches */

@@ -63,17 +63,25 @@
  *    like any other (allocated, not cached).
  *
  * 6. A thread that only frees (a consumer) keeps no stack: its blocks
- *    would wait there for allocations that never come.  Its frees go on
- *    the pool's pending stack, one compare-and-swap each and no lock: a
- *    lock-free stack that threads push blocks on and take whole (an
- *    exchange), so it has no ABA case.  A block on it is on a stack
- *    (point 2): allocated, cached, its link in word 0.  A thread whose
- *    own stack is empty takes the pending stack before it looks at the
- *    list: up to its stack's limit of blocks become its stack, and the
- *    rest goes to the list under one acquisition of the lock.  So a
- *    producer and a consumer pass blocks without the lock, and no block
- *    freed is kept from an allocation: the pending blocks come first.
- *    pool_trim() gives them to the list first, so that their pages can go.
+ *    would wait there for allocations that never come.  Until it has
+ *    freed LOCKED_FREES_ALONE blocks in a row with no allocation, its
+ *    frees go to the list under the lock (the cached bit arbitrating as
+ *    for a stack), where every thread finds them: a thread that
+ *    allocates soon after, as every thread does when the stacks turn on,
+ *    is no consumer.  After that, its frees go on the pool's pending
+ *    stack, one compare-and-swap each and no lock.  That stack is pushed
+ *    one block at a time and taken whole (an exchange), so it has no ABA
+ *    case.  A block on it is on a stack (point 2): allocated, cached, its
+ *    link in word 0.  A thread whose own stack is empty takes the pending
+ *    stack before it looks at the list, keeps up to its stack's limit of
+ *    blocks as its stack, and puts the rest back after whatever was
+ *    pushed meanwhile.  So producers and consumers pass blocks without
+ *    the lock.  The cost: the blocks a producer keeps are its own until
+ *    it allocates them, so in a pool with room for no more than the
+ *    blocks in flight, another producer may find none (at most a stack's
+ *    limit per producer), and a thread that takes the whole pending
+ *    stack leaves it empty for a moment.  pool_trim() gives the pending
+ *    blocks to the list first, so that their pages can go.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -162,8 +170,58 @@ static int pending_push(struct pool *pool, char *block, size_t index)
 }
 
 /*
+ * Puts back on the pending stack a chain taken off it: the blocks a thread
+ * did not keep.  Without the chain's tail, it can go back only on an empty
+ * stack; blocks pushed meanwhile are taken off, and the chain goes after
+ * them, so that only those few blocks are walked.  A walk that finds a
+ * corrupted link (or more links than the pool has blocks: a cycle) gives
+ * both chains to the list instead, where each block is checked and the
+ * damage reported.
+ */
+static void pending_put_back(struct pool *pool, char *chain)
+{
+	for (;;) {
+		uintptr_t expected = 0;
+		if (atomic_compare_exchange_strong_explicit(
+		        pool->pending, &expected, (uintptr_t)chain,
+		        memory_order_release, memory_order_relaxed))
+			return;
+		char *newer = (char *)atomic_exchange_explicit(
+		    pool->pending, 0, memory_order_acquire);
+		char *block = newer, *tail = NULL;
+		size_t steps = 0;
+		while (block != NULL) {
+			size_t index = region_slot(pool, block);
+			if (index >= pool->block_count ||
+			    !(atomic_load_explicit(&pool->cached[index >> 6],
+			                           memory_order_relaxed) &
+			      bit_mask(index)) ||
+			    ++steps > pool->block_count)
+				break;
+			tail = block;
+			block = (char *)(block_word_load(block, 0) ^
+			                 link_key_from(pool->secret, block));
+		}
+		if (block != NULL) {
+			struct thread_stack ours = {.head = chain},
+			                    theirs = {.head = newer};
+			stack_give_back(pool, &ours, pool->block_count, true);
+			stack_give_back(pool, &theirs, pool->block_count, true);
+			return;
+		}
+		if (tail != NULL) {
+			block_word_store(tail, 0,
+			                 (uintptr_t)chain ^
+			                     link_key_from(pool->secret, tail));
+			chain = newer;
+		}
+	}
+}
+
+/*
  * The whole pending stack, taken: the thread's empty stack becomes its
- * first blocks, up to the stack's limit, and the rest goes to the list.
+ * first blocks, up to the stack's limit, and the rest goes back on the
+ * pending stack.
  * A link that names no block on a stack (a use after free) ends the
  * thread's part with the blocks before it, and the rest is dropped: it is
  * reported.  Returns whether the stack got any block.
@@ -174,7 +232,7 @@ static bool pending_adopt(struct pool *pool, struct thread_stack *stack)
 	                                               memory_order_acquire);
 	char *last = NULL, *bad = NULL;
 	uint32_t n = 0;
-	struct thread_stack rest = {0};
+	char *rest = NULL;
 
 	stack->head = block;
 	while (block != NULL) {
@@ -192,7 +250,7 @@ static bool pending_adopt(struct pool *pool, struct thread_stack *stack)
 		last = block;
 		n++;
 		if (n == stack->limit) {
-			rest.head = next;
+			rest = next;
 			break;
 		}
 		block = next;
@@ -203,9 +261,9 @@ static bool pending_adopt(struct pool *pool, struct thread_stack *stack)
 		stack->head = NULL;
 	stack->count = n;
 	stack->last = NULL;
-	/* stack_give_back() checks each block of the rest as it takes it. */
-	if (rest.head != NULL)
-		stack_give_back(pool, &rest, pool->block_count, true);
+	/* The rest is checked as a thread takes it. */
+	if (rest != NULL)
+		pending_put_back(pool, rest);
 	if (bad != NULL)
 		report_corrupted(pool, bad);
 	return n != 0;
@@ -224,6 +282,9 @@ static void locked_cache_retire(struct pool *pool, struct thread_cache *tc)
 
 /* Contended acquisitions of the lock that turn the stacks on. */
 #define LOCKED_CONTENDED 16
+/* Frees in a row, with no allocation, that make a thread one that only
+ * frees (point 6 of the design). */
+#define LOCKED_FREES_ALONE 64
 
 void locked_contended(struct pool *pool)
 {
@@ -249,6 +310,7 @@ void *locked_alloc_slow(struct pool *pool, bool *fresh)
 		/* The thread allocates: from now on its frees go on its
 		 * stack (point 1 of the design). */
 		tc->stack_limit = pool->stack_limit;
+		tc->frees_alone = 0;
 		stack->limit = pool->stack_limit;
 		char *bad = NULL;
 		if (stack->head != NULL && stack_take(pool, stack, &bad) == NULL)
@@ -288,9 +350,28 @@ int locked_free_slow(struct pool *pool, void *block, size_t index)
 		if (error >= 0)
 			return error;
 	}
-	/* A thread that only frees, or one that has no cache: the pending
-	 * stack (point 6 of the design). */
-	return pending_push(pool, block, index);
+	/* A thread that only frees: the pending stack (point 6 of the
+	 * design). */
+	if (tc != NULL && ++tc->frees_alone > LOCKED_FREES_ALONE)
+		return pending_push(pool, block, index);
+	/* One that may allocate yet, or one without a cache: the list.  The
+	 * cached bit decides between this free and a racing one as it does
+	 * for a stack's (point 2 of the design): set first, then the block
+	 * goes on the list, then the bit is cleared. */
+	uint64_t mask = bit_mask(index);
+	if (atomic_fetch_or_explicit(&pool->cached[index >> 6], mask,
+	                             memory_order_seq_cst) &
+	    mask)
+		return POOL_ERROR_DOUBLE_FREE;
+	lock_acquire(&pool->lock);
+	int error = list_free(pool, block, index, 0);
+	/* Cleared before the lock is let go: once the block is on the list,
+	 * a thread may take it and free it again, and its free must find the
+	 * bit clear. */
+	atomic_fetch_and_explicit(&pool->cached[index >> 6], ~mask,
+	                          memory_order_seq_cst);
+	lock_release(&pool->lock);
+	return error;
 }
 
 bool locked_block_is_live(struct pool *pool, size_t index)

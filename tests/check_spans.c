@@ -574,10 +574,10 @@ static void *free_batch_run(void *arg)
 
 /*
  * POOL_LOCKED: blocks that a thread which only frees gave back wait on the
- * pending stack; pool_trim() gives them to the list first, and then their
- * pages back.
+ * pending stack (all but its first few frees, which go to the list);
+ * pool_trim() gives them to the list first, and then their pages back.
  */
-#define PENDING_TRIM_BLOCKS 16
+#define PENDING_TRIM_BLOCKS 256
 
 START_TEST(test_locked_pending_trim)
 {
