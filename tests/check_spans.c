@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dropin.h"
 #include "testutil.h"
 
 #define PT (POOL_PER_THREAD | POOL_NO_FALLBACK)
@@ -604,6 +605,59 @@ START_TEST(test_locked_pending_trim)
 }
 END_TEST
 
+static int pointer_order(const void *x, const void *y)
+{
+	uintptr_t a = (uintptr_t) * (void *const *)x;
+	uintptr_t b = (uintptr_t) * (void *const *)y;
+	return (a > b) - (a < b);
+}
+
+/*
+ * POOL_LOCKED: a write after free into a block on the pending stack (its
+ * link) is reported once, as a thread takes the stack; the blocks past the
+ * damage are lost, and no block is ever handed out twice.
+ */
+#define PENDING_DAMAGE_BLOCKS 256
+#define PENDING_DAMAGE_FREED  128
+
+START_TEST(test_locked_pending_damaged)
+{
+	pool_t *pool = locked_stacks_pool(64, PENDING_DAMAGE_BLOCKS);
+	struct free_batch b = {.pool = pool,
+	                       .blocks = take(pool, 64, PENDING_DAMAGE_FREED),
+	                       .count = PENDING_DAMAGE_FREED};
+	pthread_t freer;
+
+	misuse_record();
+	ck_assert_int_eq(pthread_create(&freer, NULL, free_batch_run, &b), 0);
+	ck_assert_int_eq(pthread_join(freer, NULL), 0);
+	/* The last blocks freed are on the pending stack, the last on top:
+	 * the link of the one below the top is overwritten. */
+	raw_write(b.blocks[PENDING_DAMAGE_FREED - 2], 8, 0x41);
+
+	void **got = malloc(PENDING_DAMAGE_BLOCKS * sizeof *got);
+	ck_assert_ptr_nonnull(got);
+	size_t n = 0;
+	while (n < PENDING_DAMAGE_BLOCKS &&
+	       (got[n] = pool_malloc(pool, 64)) != NULL)
+		n++;
+	ck_assert_uint_eq(misuse_count_of(POOL_ERROR_CORRUPTED), 1);
+	ck_assert_uint_eq(misuse_count(), 1);
+	/* Lost: what the damaged link ended, at most the pending blocks. */
+	ck_assert_uint_lt(n, PENDING_DAMAGE_BLOCKS);
+	ck_assert_uint_ge(n, PENDING_DAMAGE_BLOCKS -
+	                         (PENDING_DAMAGE_FREED - 64));
+	/* No block twice, and every one of the region. */
+	qsort(got, n, sizeof *got, pointer_order);
+	for (size_t i = 1; i < n; i++)
+		ck_assert_ptr_ne(got[i - 1], got[i]);
+	for (size_t i = 0; i < n; i++)
+		ck_assert(pool_owns(pool, got[i]));
+	give_back(pool, got, n);
+	free(b.blocks);
+}
+END_TEST
+
 /*
  * Threads that allocate many spans' worth, free part of it and exit give
  * every span up: the blocks they freed, and those they left live which the
@@ -789,6 +843,7 @@ Suite *spans_suite(void)
 	tcase_add_test(tc, test_locked_pending_handoff);
 	tcase_add_test(tc, test_locked_pending_double_free);
 	tcase_add_test(tc, test_locked_pending_trim);
+	tcase_add_test(tc, test_locked_pending_damaged);
 	tcase_add_test(tc, test_no_capacity_lost_at_exit);
 	tcase_add_test(tc, test_idle_threads_hold_little);
 	tcase_add_test(tc, test_bulk_from_threads_with_no_span);
