@@ -62,26 +62,28 @@
  *    block went on a stack.  Blocks handed out from the list before are
  *    like any other (allocated, not cached).
  *
- * 6. A thread that only frees (a consumer) keeps no stack: its blocks
- *    would wait there for allocations that never come.  Until it has
- *    freed LOCKED_FREES_ALONE blocks in a row with no allocation, its
- *    frees go to the list under the lock (the cached bit arbitrating as
- *    for a stack), where every thread finds them: a thread that
- *    allocates soon after, as every thread does when the stacks turn on,
- *    is no consumer.  After that, its frees go on the pool's pending
- *    stack, one compare-and-swap each and no lock.  That stack is pushed
- *    one block at a time and taken whole (an exchange), so it has no ABA
- *    case.  A block on it is on a stack (point 2): allocated, cached, its
- *    link in word 0.  A thread whose own stack is empty takes the pending
- *    stack before it looks at the list, keeps up to its stack's limit of
- *    blocks as its stack, and puts the rest back after whatever was
- *    pushed meanwhile.  So producers and consumers pass blocks without
- *    the lock.  The cost: the blocks a producer keeps are its own until
- *    it allocates them, so in a pool with room for no more than the
- *    blocks in flight, another producer may find none (at most a stack's
- *    limit per producer), and a thread that takes the whole pending
- *    stack leaves it empty for a moment.  pool_trim() gives the pending
- *    blocks to the list first, so that their pages can go.
+ * 6. A thread that only frees (a consumer) would keep its blocks on a
+ *    stack, in the way above, for allocations that never come.  Until it
+ *    has freed LOCKED_FREES_ALONE blocks in a row with no allocation, it
+ *    keeps no stack, and its frees go to the list under the lock (the
+ *    cached bit arbitrating as for a stack), where every thread finds
+ *    them: a thread that allocates soon after, as every thread does when
+ *    the stacks turn on, is no consumer.  After that, it fills magazines:
+ *    its frees go on its stack, as any thread's, and when the stack is
+ *    full the whole of it goes on the pool's depot (pool->depot, under
+ *    the lock: one acquisition for a stack's worth of frees).  A thread
+ *    whose own stack is empty takes a magazine off the depot, as its
+ *    stack, before it looks at the list (one acquisition for a stack's
+ *    worth of allocations).  A block in a magazine is on a stack (point
+ *    2): allocated, cached, its link in word 0; the depot links the
+ *    magazines through word 1 of their first blocks, encoded the same
+ *    way, and every magazine holds exactly pool->stack_limit blocks.
+ *    The cost: a consumer keeps up to a stack's worth of freed blocks
+ *    until its stack is full or it exits, so in a pool with room for no
+ *    more than the blocks in flight, a producer may find none.  A thread
+ *    that allocates keeps filling its own stack as before, and stops
+ *    filling magazines.  pool_trim() gives the depot's magazines to the
+ *    list first, so that their pages can go.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -148,125 +150,102 @@ static void stack_give_back(struct pool *pool, struct thread_stack *stack,
 		report_corrupted(pool, bad);
 }
 
-/* ------------------------------------------------------------ pending */
+/* ------------------------------------------------------------ depot */
 
-/* A free of a thread without a stack: the block on the pending stack
- * (point 6 of the design).  Returns 0 or the misuse found. */
-static int pending_push(struct pool *pool, char *block, size_t index)
+/* The magazine after the one whose head is head: word 1 of the head,
+ * encoded like word 0. */
+static char *magazine_next(const struct pool *pool, char *head)
 {
-	int error = locked_mark_cached(pool, index);
-	if (error)
-		return error;
-	hooks_block_in(pool, block, 0);
-	uintptr_t head =
-	    atomic_load_explicit(pool->pending, memory_order_relaxed);
-	do {
-		block_word_store(block, 0,
-		                 head ^ link_key_from(pool->secret, block));
-	} while (!atomic_compare_exchange_weak_explicit(
-	    pool->pending, &head, (uintptr_t)block, memory_order_release,
-	    memory_order_relaxed));
-	return 0;
+	return (char *)(block_word_load(head, 1) ^
+	                link_key_from(pool->secret, head));
+}
+
+/* Whether block is a block of the region on a stack (or in a magazine). */
+static bool block_on_stack(struct pool *pool, const char *block)
+{
+	size_t index = region_slot(pool, block);
+	return index < pool->block_count &&
+	       (atomic_load_explicit(&pool->cached[index >> 6],
+	                             memory_order_relaxed) &
+	        bit_mask(index));
+}
+
+/* A thread that only frees: its full stack goes on the depot, whole, as
+ * one magazine (point 6 of the design).  The stack is then empty. */
+static void depot_put(struct pool *pool, struct thread_stack *stack)
+{
+	char *head = stack->head;
+	lock_acquire(&pool->lock);
+	block_word_store(head, 1,
+	                 atomic_load_explicit(&pool->depot->head,
+	                                      memory_order_relaxed) ^
+	                     link_key_from(pool->secret, head));
+	atomic_store_explicit(&pool->depot->head, (uintptr_t)head,
+	                      memory_order_relaxed);
+	lock_release(&pool->lock);
+	*stack = (struct thread_stack){.limit = stack->limit};
 }
 
 /*
- * Puts back on the pending stack a chain taken off it: the blocks a thread
- * did not keep.  Without the chain's tail, it can go back only on an empty
- * stack; blocks pushed meanwhile are taken off, and the chain goes after
- * them, so that only those few blocks are walked.  A walk that finds a
- * corrupted link (or more links than the pool has blocks: a cycle) gives
- * both chains to the list instead, where each block is checked and the
- * damage reported.
+ * A thread whose stack is empty: a magazine of the depot becomes its
+ * stack.  Returns false when the depot is empty.  A head that is no block
+ * on a stack (a link that a use after free overwrote) is reported, naming
+ * the magazine whose link gave it, and the depot is dropped: its blocks
+ * are lost, never handed out twice.
  */
-static void pending_put_back(struct pool *pool, char *chain)
+static bool depot_take(struct pool *pool, struct thread_stack *stack)
 {
-	for (;;) {
-		uintptr_t expected = 0;
-		if (atomic_compare_exchange_strong_explicit(
-		        pool->pending, &expected, (uintptr_t)chain,
-		        memory_order_release, memory_order_relaxed))
-			return;
-		char *newer = (char *)atomic_exchange_explicit(
-		    pool->pending, 0, memory_order_acquire);
-		char *block = newer, *tail = NULL;
-		size_t steps = 0;
-		while (block != NULL) {
-			size_t index = region_slot(pool, block);
-			if (index >= pool->block_count ||
-			    !(atomic_load_explicit(&pool->cached[index >> 6],
-			                           memory_order_relaxed) &
-			      bit_mask(index)) ||
-			    ++steps > pool->block_count)
-				break;
-			tail = block;
-			block = (char *)(block_word_load(block, 0) ^
-			                 link_key_from(pool->secret, block));
-		}
-		if (block != NULL) {
-			struct thread_stack ours = {.head = chain},
-			                    theirs = {.head = newer};
-			stack_give_back(pool, &ours, pool->block_count, true);
-			stack_give_back(pool, &theirs, pool->block_count, true);
-			return;
-		}
-		if (tail != NULL) {
-			block_word_store(tail, 0,
-			                 (uintptr_t)chain ^
-			                     link_key_from(pool->secret, tail));
-			chain = newer;
-		}
+	char *head, *bad = NULL;
+	if (atomic_load_explicit(&pool->depot->head, memory_order_relaxed) ==
+	    0)
+		return false;
+	lock_acquire(&pool->lock);
+	head = (char *)atomic_load_explicit(&pool->depot->head,
+	                                    memory_order_relaxed);
+	if (head != NULL && !block_on_stack(pool, head)) {
+		bad = pool->depot->last != NULL ? pool->depot->last : head;
+		head = NULL;
+		atomic_store_explicit(&pool->depot->head, 0,
+		                      memory_order_relaxed);
+	} else if (head != NULL) {
+		atomic_store_explicit(&pool->depot->head,
+		                      (uintptr_t)magazine_next(pool, head),
+		                      memory_order_relaxed);
+		pool->depot->last = head;
 	}
-}
-
-/*
- * The whole pending stack, taken: the thread's empty stack becomes its
- * first blocks, up to the stack's limit, and the rest goes back on the
- * pending stack.
- * A link that names no block on a stack (a use after free) ends the
- * thread's part with the blocks before it, and the rest is dropped: it is
- * reported.  Returns whether the stack got any block.
- */
-static bool pending_adopt(struct pool *pool, struct thread_stack *stack)
-{
-	char *block = (char *)atomic_exchange_explicit(pool->pending, 0,
-	                                               memory_order_acquire);
-	char *last = NULL, *bad = NULL;
-	uint32_t n = 0;
-	char *rest = NULL;
-
-	stack->head = block;
-	while (block != NULL) {
-		size_t index = region_slot(pool, block);
-		if (index >= pool->block_count ||
-		    !(atomic_load_explicit(&pool->cached[index >> 6],
-		                           memory_order_relaxed) &
-		      bit_mask(index))) {
-			bad = last != NULL ? last : block;
-			break;
-		}
-		char *next =
-		    (char *)(block_word_load(block, 0) ^
-		             link_key_from(pool->secret, block));
-		last = block;
-		n++;
-		if (n == stack->limit) {
-			rest = next;
-			break;
-		}
-		block = next;
-	}
-	if (last != NULL)
-		block_word_store(last, 0, link_key_from(pool->secret, last));
-	else
-		stack->head = NULL;
-	stack->count = n;
-	stack->last = NULL;
-	/* The rest is checked as a thread takes it. */
-	if (rest != NULL)
-		pending_put_back(pool, rest);
+	lock_release(&pool->lock);
 	if (bad != NULL)
 		report_corrupted(pool, bad);
-	return n != 0;
+	if (head == NULL)
+		return false;
+	*stack = (struct thread_stack){
+	    .head = head, .count = pool->stack_limit, .limit = stack->limit};
+	return true;
+}
+
+/* pool_trim(): every magazine of the depot back to the list; at most as
+ * many as the pool has blocks, which ends a cycle. */
+static void depot_give_back(struct pool *pool)
+{
+	if (atomic_load_explicit(&pool->depot->head, memory_order_relaxed) ==
+	    0)
+		return;
+	lock_acquire(&pool->lock);
+	char *head = (char *)atomic_load_explicit(&pool->depot->head,
+	                                          memory_order_relaxed);
+	atomic_store_explicit(&pool->depot->head, 0, memory_order_relaxed);
+	pool->depot->last = NULL;
+	lock_release(&pool->lock);
+	for (size_t n = 0; head != NULL && n < pool->block_count; n++) {
+		if (!block_on_stack(pool, head)) {
+			report_corrupted(pool, head);
+			return;
+		}
+		char *next = magazine_next(pool, head);
+		struct thread_stack magazine = {.head = head};
+		stack_give_back(pool, &magazine, pool->stack_limit, true);
+		head = next;
+	}
 }
 
 /* The pool's cache_retire (cache.c): the exiting thread's stack back to
@@ -318,12 +297,10 @@ void *locked_alloc_slow(struct pool *pool, bool *fresh)
 			 * The stack is dropped, and the report made with no
 			 * lock held. */
 			report_corrupted(pool, bad);
+		tc->magazines = false;
 		/* What threads that only free gave back comes first (point
 		 * 6 of the design). */
-		if (stack->head == NULL &&
-		    atomic_load_explicit(pool->pending, memory_order_relaxed) !=
-		        0 &&
-		    pending_adopt(pool, stack)) {
+		if (stack->head == NULL && depot_take(pool, stack)) {
 			block = locked_pop(pool);
 			if (block != NULL)
 				return block;
@@ -341,19 +318,31 @@ int locked_free_slow(struct pool *pool, void *block, size_t index)
 	struct thread_cache *tc = cache_get(pool);
 	if (tc != NULL) {
 		struct thread_stack *stack = &hint_of(pool)->stack;
-		/* A full stack gives half back (a thread that only frees
-		 * has none: its limit is 0). */
-		if (stack->limit != 0 && stack->count >= stack->limit)
-			stack_give_back(pool, stack,
-			                stack->count - stack->limit / 2, true);
+		/* A full stack: a thread that only frees puts it on the
+		 * depot, whole; another gives half of it back to the list. */
+		if (stack->limit != 0 && stack->count >= stack->limit) {
+			if (tc->magazines)
+				depot_put(pool, stack);
+			else
+				stack_give_back(pool, stack,
+				                stack->count - stack->limit / 2,
+				                true);
+		}
 		int error = locked_push(pool, block, index);
 		if (error >= 0)
 			return error;
+		/* A thread that only frees fills magazines from now on
+		 * (point 6 of the design). */
+		if (stack->limit == 0 &&
+		    ++tc->frees_alone > LOCKED_FREES_ALONE) {
+			tc->stack_limit = pool->stack_limit;
+			tc->magazines = true;
+			stack->limit = pool->stack_limit;
+			error = locked_push(pool, block, index);
+			if (error >= 0)
+				return error;
+		}
 	}
-	/* A thread that only frees: the pending stack (point 6 of the
-	 * design). */
-	if (tc != NULL && ++tc->frees_alone > LOCKED_FREES_ALONE)
-		return pending_push(pool, block, index);
 	/* One that may allocate yet, or one without a cache: the list.  The
 	 * cached bit decides between this free and a racing one as it does
 	 * for a stack's (point 2 of the design): set first, then the block
@@ -404,14 +393,8 @@ size_t locked_trim(struct pool *pool)
 	struct thread_hint *hint = hint_of(pool);
 	if (hint->pool_id == pool->id && hint->stack.head != NULL)
 		stack_give_back(pool, &hint->stack, SIZE_MAX, true);
-	/* Then the pending blocks, whole: up to every block of the pool,
-	 * which ends a cycle that a use after free made. */
-	if (atomic_load_explicit(pool->pending, memory_order_relaxed) != 0) {
-		struct thread_stack pending = {
-		    .head = (char *)atomic_exchange_explicit(
-		        pool->pending, 0, memory_order_acquire)};
-		stack_give_back(pool, &pending, pool->block_count, true);
-	}
+	/* Then the depot's magazines. */
+	depot_give_back(pool);
 	return list_trim(pool);
 }
 

@@ -73,8 +73,8 @@ static size_t side_size(int mode, size_t count, unsigned span_shift,
 	*tables_at = head;
 	if (mode != POOL_PER_THREAD) {
 		/* They are allocated[], released[], then held[] (see
-		 * list.c), and in POOL_LOCKED mode cached[] and the pending
-		 * head's cache line (locked.c). */
+		 * list.c), and in POOL_LOCKED mode cached[] and the depot's
+		 * cache line (locked.c). */
 		size_t words = (mode == POOL_LOCKED ? 3 : 2) *
 		                   ((count - 1) / 64 + 1) +
 		               (chunks - 1) / 64 + 1;
@@ -169,7 +169,7 @@ struct pool *region_pool_map(int flags, size_t block_count, unsigned shift,
 			                                    1);
 			uintptr_t at = (uintptr_t)(pool->cached +
 			                           (block_count - 1) / 64 + 1);
-			pool->pending = (_Atomic uintptr_t *)round_up(
+			pool->depot = (struct locked_depot *)round_up(
 			    at + 1, POOL_CACHE_LINE);
 		}
 	}
