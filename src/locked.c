@@ -8,11 +8,12 @@
  *    POOL_PER_THREAD's).  A free pushes the block on the calling thread's
  *    stack and an allocation pops the head of that stack, with no lock:
  *    threads that allocate and free at once no longer wait for each other
- *    on every call.  The lock is taken when the stack is empty, for one
- *    block of the list (never a batch: a thread's stack holds only blocks
- *    that thread freed, so the list's blocks stay available to every
- *    thread, and a pool with room for every thread's live blocks never
- *    runs dry), and to give half a full stack back to the list.  What
+ *    on every call.  The lock is taken when the stack is empty, for a
+ *    magazine (point 6) or one block of the list (never a batch of it: a
+ *    thread's stack holds only blocks that thread freed or a consumer
+ *    gave up, so the list's blocks stay available to every thread, and a
+ *    pool with room for every thread's live blocks never runs dry), and
+ *    to give half a full stack back to the list.  What
  *    the thread keeps aside is bounded by pool->stack_limit (as in
  *    POOL_PER_THREAD: about 64 KiB of blocks, and a sixteenth of the pool
  *    at most); a thread that exits gives its stack back to the list, and
