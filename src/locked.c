@@ -8,18 +8,17 @@
  *    POOL_PER_THREAD's).  A free pushes the block on the calling thread's
  *    stack and an allocation pops the head of that stack, with no lock:
  *    threads that allocate and free at once no longer wait for each other
- *    on every call.  The lock is taken when the stack is empty, for a
- *    magazine (point 6) or one block of the list (never a batch of it: a
- *    thread's stack holds only blocks that thread freed or a consumer
- *    gave up, so the list's blocks stay available to every thread, and a
- *    pool with room for every thread's live blocks never runs dry), and
- *    to give half a full stack back to the list.  What
- *    the thread keeps aside is bounded by pool->stack_limit (as in
- *    POOL_PER_THREAD: about 64 KiB of blocks, and a sixteenth of the pool
- *    at most); a thread that exits gives its stack back to the list, and
- *    pool_trim() the caller's.  A thread keeps a stack only once it
- *    allocates from the pool (point 6 says where the frees of the others
- *    go).
+ *    on every call.  The lock is taken when the stack is empty, for one
+ *    block of the list (never a batch: a thread's stack holds only blocks
+ *    that thread freed, so the list's blocks stay available to every
+ *    thread, and a pool with room for every thread's live blocks never
+ *    runs dry), and to give half a full stack back to the list.  What the thread keeps aside is
+ *    bounded by pool->stack_limit (as in POOL_PER_THREAD: about 64 KiB of
+ *    blocks, and a sixteenth of the pool at most); a thread that exits
+ *    gives its stack back to the list, and pool_trim() the caller's.  A
+ *    thread keeps a stack only once it allocates from the pool: the
+ *    frees of a thread that only frees (a consumer) go to the list under
+ *    the lock, where the allocating threads find them.
  *
  * 2. A block is in one of three states, told by two bitmaps: on the list
  *    (allocated 0, cached 0), handed out (allocated 1, cached 0), or on a
@@ -62,29 +61,6 @@
  *    freed onto the list without the cached bit's check after the first
  *    block went on a stack.  Blocks handed out from the list before are
  *    like any other (allocated, not cached).
- *
- * 6. A thread that only frees (a consumer) would keep its blocks on a
- *    stack, in the way above, for allocations that never come.  Until it
- *    has freed LOCKED_FREES_ALONE blocks in a row with no allocation, it
- *    keeps no stack, and its frees go to the list under the lock (the
- *    cached bit arbitrating as for a stack), where every thread finds
- *    them: a thread that allocates soon after, as every thread does when
- *    the stacks turn on, is no consumer.  After that, it fills magazines:
- *    its frees go on its stack, as any thread's, and when the stack is
- *    full the whole of it goes on the pool's depot (pool->depot, under
- *    the lock: one acquisition for a stack's worth of frees).  A thread
- *    whose own stack is empty takes a magazine off the depot, as its
- *    stack, before it looks at the list (one acquisition for a stack's
- *    worth of allocations).  A block in a magazine is on a stack (point
- *    2): allocated, cached, its link in word 0; the depot links the
- *    magazines through word 1 of their first blocks, encoded the same
- *    way, and every magazine holds exactly pool->stack_limit blocks.
- *    The cost: a consumer keeps up to a stack's worth of freed blocks
- *    until its stack is full or it exits, so in a pool with room for no
- *    more than the blocks in flight, a producer may find none.  A thread
- *    that allocates keeps filling its own stack as before, and stops
- *    filling magazines.  pool_trim() gives the depot's magazines to the
- *    list first, so that their pages can go.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -151,104 +127,6 @@ static void stack_give_back(struct pool *pool, struct thread_stack *stack,
 		report_corrupted(pool, bad);
 }
 
-/* ------------------------------------------------------------ depot */
-
-/* The magazine after the one whose head is head: word 1 of the head,
- * encoded like word 0. */
-static char *magazine_next(const struct pool *pool, char *head)
-{
-	return (char *)(block_word_load(head, 1) ^
-	                link_key_from(pool->secret, head));
-}
-
-/* Whether block is a block of the region on a stack (or in a magazine). */
-static bool block_on_stack(struct pool *pool, const char *block)
-{
-	size_t index = region_slot(pool, block);
-	return index < pool->block_count &&
-	       (atomic_load_explicit(&pool->cached[index >> 6],
-	                             memory_order_relaxed) &
-	        bit_mask(index));
-}
-
-/* A thread that only frees: its full stack goes on the depot, whole, as
- * one magazine (point 6 of the design).  The stack is then empty. */
-static void depot_put(struct pool *pool, struct thread_stack *stack)
-{
-	char *head = stack->head;
-	lock_acquire(&pool->lock);
-	block_word_store(head, 1,
-	                 atomic_load_explicit(&pool->depot->head,
-	                                      memory_order_relaxed) ^
-	                     link_key_from(pool->secret, head));
-	atomic_store_explicit(&pool->depot->head, (uintptr_t)head,
-	                      memory_order_relaxed);
-	lock_release(&pool->lock);
-	*stack = (struct thread_stack){.limit = stack->limit};
-}
-
-/*
- * A thread whose stack is empty: a magazine of the depot becomes its
- * stack.  Returns false when the depot is empty.  A head that is no block
- * on a stack (a link that a use after free overwrote) is reported, naming
- * the magazine whose link gave it, and the depot is dropped: its blocks
- * are lost, never handed out twice.
- */
-static bool depot_take(struct pool *pool, struct thread_stack *stack)
-{
-	char *head, *bad = NULL;
-	if (atomic_load_explicit(&pool->depot->head, memory_order_relaxed) ==
-	    0)
-		return false;
-	lock_acquire(&pool->lock);
-	head = (char *)atomic_load_explicit(&pool->depot->head,
-	                                    memory_order_relaxed);
-	if (head != NULL && !block_on_stack(pool, head)) {
-		bad = pool->depot->last != NULL ? pool->depot->last : head;
-		head = NULL;
-		atomic_store_explicit(&pool->depot->head, 0,
-		                      memory_order_relaxed);
-	} else if (head != NULL) {
-		atomic_store_explicit(&pool->depot->head,
-		                      (uintptr_t)magazine_next(pool, head),
-		                      memory_order_relaxed);
-		pool->depot->last = head;
-	}
-	lock_release(&pool->lock);
-	if (bad != NULL)
-		report_corrupted(pool, bad);
-	if (head == NULL)
-		return false;
-	*stack = (struct thread_stack){
-	    .head = head, .count = pool->stack_limit, .limit = stack->limit};
-	return true;
-}
-
-/* pool_trim(): every magazine of the depot back to the list; at most as
- * many as the pool has blocks, which ends a cycle. */
-static void depot_give_back(struct pool *pool)
-{
-	if (atomic_load_explicit(&pool->depot->head, memory_order_relaxed) ==
-	    0)
-		return;
-	lock_acquire(&pool->lock);
-	char *head = (char *)atomic_load_explicit(&pool->depot->head,
-	                                          memory_order_relaxed);
-	atomic_store_explicit(&pool->depot->head, 0, memory_order_relaxed);
-	pool->depot->last = NULL;
-	lock_release(&pool->lock);
-	for (size_t n = 0; head != NULL && n < pool->block_count; n++) {
-		if (!block_on_stack(pool, head)) {
-			report_corrupted(pool, head);
-			return;
-		}
-		char *next = magazine_next(pool, head);
-		struct thread_stack magazine = {.head = head};
-		stack_give_back(pool, &magazine, pool->stack_limit, true);
-		head = next;
-	}
-}
-
 /* The pool's cache_retire (cache.c): the exiting thread's stack back to
  * the list.  A corrupted link ends it unreported: this runs under
  * caches_lock, which a handler calling back into the library would wait
@@ -262,9 +140,6 @@ static void locked_cache_retire(struct pool *pool, struct thread_cache *tc)
 
 /* Contended acquisitions of the lock that turn the stacks on. */
 #define LOCKED_CONTENDED 16
-/* Frees in a row, with no allocation, that make a thread one that only
- * frees (point 6 of the design). */
-#define LOCKED_FREES_ALONE 64
 
 void locked_contended(struct pool *pool)
 {
@@ -290,7 +165,6 @@ void *locked_alloc_slow(struct pool *pool, bool *fresh)
 		/* The thread allocates: from now on its frees go on its
 		 * stack (point 1 of the design). */
 		tc->stack_limit = pool->stack_limit;
-		tc->frees_alone = 0;
 		stack->limit = pool->stack_limit;
 		char *bad = NULL;
 		if (stack->head != NULL && stack_take(pool, stack, &bad) == NULL)
@@ -298,14 +172,6 @@ void *locked_alloc_slow(struct pool *pool, bool *fresh)
 			 * The stack is dropped, and the report made with no
 			 * lock held. */
 			report_corrupted(pool, bad);
-		tc->magazines = false;
-		/* What threads that only free gave back comes first (point
-		 * 6 of the design). */
-		if (stack->head == NULL && depot_take(pool, stack)) {
-			block = locked_pop(pool);
-			if (block != NULL)
-				return block;
-		}
 	}
 	/* One block from the list, never a batch: the list's blocks stay
 	 * available to every thread (point 1 of the design).  The head of
@@ -319,32 +185,16 @@ int locked_free_slow(struct pool *pool, void *block, size_t index)
 	struct thread_cache *tc = cache_get(pool);
 	if (tc != NULL) {
 		struct thread_stack *stack = &hint_of(pool)->stack;
-		/* A full stack: a thread that only frees puts it on the
-		 * depot, whole; another gives half of it back to the list. */
-		if (stack->limit != 0 && stack->count >= stack->limit) {
-			if (tc->magazines)
-				depot_put(pool, stack);
-			else
-				stack_give_back(pool, stack,
-				                stack->count - stack->limit / 2,
-				                true);
-		}
+		/* A full stack gives half back (a thread that only frees
+		 * has none: its limit is 0). */
+		if (stack->limit != 0 && stack->count >= stack->limit)
+			stack_give_back(pool, stack,
+			                stack->count - stack->limit / 2, true);
 		int error = locked_push(pool, block, index);
 		if (error >= 0)
 			return error;
-		/* A thread that only frees fills magazines from now on
-		 * (point 6 of the design). */
-		if (stack->limit == 0 &&
-		    ++tc->frees_alone > LOCKED_FREES_ALONE) {
-			tc->stack_limit = pool->stack_limit;
-			tc->magazines = true;
-			stack->limit = pool->stack_limit;
-			error = locked_push(pool, block, index);
-			if (error >= 0)
-				return error;
-		}
 	}
-	/* One that may allocate yet, or one without a cache: the list.  The
+	/* A thread that only frees, or one that has no cache: the list.  The
 	 * cached bit decides between this free and a racing one as it does
 	 * for a stack's (point 2 of the design): set first, then the block
 	 * goes on the list, then the bit is cleared. */
@@ -394,8 +244,6 @@ size_t locked_trim(struct pool *pool)
 	struct thread_hint *hint = hint_of(pool);
 	if (hint->pool_id == pool->id && hint->stack.head != NULL)
 		stack_give_back(pool, &hint->stack, SIZE_MAX, true);
-	/* Then the depot's magazines. */
-	depot_give_back(pool);
 	return list_trim(pool);
 }
 

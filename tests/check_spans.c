@@ -425,7 +425,7 @@ static pool_t *locked_stacks_pool(size_t size, size_t count)
 }
 
 /* Frees every block the producer hands over, until it is done. */
-static void *depot_consume(void *arg)
+static void *consumer_run(void *arg)
 {
 	struct handoff *h = arg;
 	size_t at = 0;
@@ -446,20 +446,20 @@ static void *depot_consume(void *arg)
 /*
  * POOL_LOCKED, a producer that only allocates and a consumer that only
  * frees, on a pool of twice the blocks in flight: the consumer's frees
- * fill magazines, which the producer takes off the depot, so no
- * allocation fails, nothing is reported, and every block comes back.
+ * reach the producer, so no allocation fails, nothing is reported, and
+ * every block comes back.
  */
-#define DEPOT_BLOCKS (2 * HANDOFF_RING)
+#define CONSUMER_BLOCKS (2 * HANDOFF_RING)
 
-START_TEST(test_locked_depot_handoff)
+START_TEST(test_locked_consumer_handoff)
 {
 	struct handoff h = {.pool =
-	                        locked_stacks_pool(64, DEPOT_BLOCKS)};
+	                        locked_stacks_pool(64, CONSUMER_BLOCKS)};
 	pthread_t consumer;
 	size_t at = 0, misses = 0;
 
 	misuse_record();
-	ck_assert_int_eq(pthread_create(&consumer, NULL, depot_consume, &h),
+	ck_assert_int_eq(pthread_create(&consumer, NULL, consumer_run, &h),
 	                 0);
 	size_t steps = under_valgrind() ? HANDOFF_STEPS / 100 : HANDOFF_STEPS;
 	for (size_t step = 0; step < steps; step++) {
@@ -486,24 +486,24 @@ START_TEST(test_locked_depot_handoff)
 	ck_assert_uint_eq(st.in_use, 0);
 	ck_assert_uint_eq(st.allocs, steps);
 	ck_assert_uint_eq(st.frees, steps);
-	void **all = take(h.pool, 64, DEPOT_BLOCKS);
+	void **all = take(h.pool, 64, CONSUMER_BLOCKS);
 	ck_assert_ptr_null(pool_malloc(h.pool, 64));
-	assert_region_blocks(all, DEPOT_BLOCKS, 64);
-	give_back(h.pool, all, DEPOT_BLOCKS);
+	assert_region_blocks(all, CONSUMER_BLOCKS, 64);
+	give_back(h.pool, all, CONSUMER_BLOCKS);
 }
 END_TEST
 
 /* Two threads that only free: each frees the round's block at once. */
-struct depot_race {
+struct consumer_race {
 	pool_t *pool;
 	void *block;
 	pthread_barrier_t begin, done;
 	int rounds;
 };
 
-static void *depot_race_free(void *arg)
+static void *consumer_race_free(void *arg)
 {
-	struct depot_race *r = arg;
+	struct consumer_race *r = arg;
 	for (int round = 0; round < r->rounds; round++) {
 		pthread_barrier_wait(&r->begin);
 		pool_free(r->pool, r->block);
@@ -517,15 +517,15 @@ static void *depot_race_free(void *arg)
  * after round: the second free of each round is reported, once, and the
  * pool still has every block exactly once.
  */
-#define DEPOT_RACE_ROUNDS 2000
-#define DEPOT_RACE_BLOCKS 64
+#define CONSUMER_RACE_ROUNDS 2000
+#define CONSUMER_RACE_BLOCKS 64
 
-START_TEST(test_locked_depot_double_free)
+START_TEST(test_locked_consumer_double_free)
 {
-	struct depot_race r = {
-	    .pool = locked_stacks_pool(64, DEPOT_RACE_BLOCKS),
-	    .rounds = under_valgrind() ? DEPOT_RACE_ROUNDS / 20
-	                               : DEPOT_RACE_ROUNDS};
+	struct consumer_race r = {
+	    .pool = locked_stacks_pool(64, CONSUMER_RACE_BLOCKS),
+	    .rounds = under_valgrind() ? CONSUMER_RACE_ROUNDS / 20
+	                               : CONSUMER_RACE_ROUNDS};
 	pthread_t threads[2];
 
 	misuse_record();
@@ -533,7 +533,7 @@ START_TEST(test_locked_depot_double_free)
 	ck_assert_int_eq(pthread_barrier_init(&r.done, NULL, 3), 0);
 	for (int t = 0; t < 2; t++)
 		ck_assert_int_eq(
-		    pthread_create(&threads[t], NULL, depot_race_free, &r), 0);
+		    pthread_create(&threads[t], NULL, consumer_race_free, &r), 0);
 	size_t misses = 0;
 	for (int round = 0; round < r.rounds; round++) {
 		r.block = pool_malloc(r.pool, 64);
@@ -550,10 +550,10 @@ START_TEST(test_locked_depot_double_free)
 	ck_assert_uint_eq(misuse_count_of(POOL_ERROR_DOUBLE_FREE),
 	                  (unsigned)r.rounds);
 	ck_assert_uint_eq(misuse_count(), (unsigned)r.rounds);
-	void **all = take(r.pool, 64, DEPOT_RACE_BLOCKS);
+	void **all = take(r.pool, 64, CONSUMER_RACE_BLOCKS);
 	ck_assert_ptr_null(pool_malloc(r.pool, 64));
-	assert_region_blocks(all, DEPOT_RACE_BLOCKS, 64);
-	give_back(r.pool, all, DEPOT_RACE_BLOCKS);
+	assert_region_blocks(all, CONSUMER_RACE_BLOCKS, 64);
+	give_back(r.pool, all, CONSUMER_RACE_BLOCKS);
 	ck_assert_uint_eq(misuse_count(), (unsigned)r.rounds);
 }
 END_TEST
@@ -574,35 +574,33 @@ static void *free_batch_run(void *arg)
 }
 
 /*
- * POOL_LOCKED: blocks that a thread which only frees gave back wait in
- * magazines on the depot (all but its first few frees, which go to the
- * list, and its last stack, which goes there when it exits); pool_trim()
- * gives them to the list first, and then their pages back.
+ * POOL_LOCKED: pool_trim() gives back the pages of blocks that a thread
+ * which only frees gave back.
  */
-#define DEPOT_TRIM_BLOCKS 256
+#define CONSUMER_TRIM_BLOCKS 256
 
-START_TEST(test_locked_depot_trim)
+START_TEST(test_locked_consumer_trim)
 {
 	size_t page = page_size();
-	pool_t *pool = locked_stacks_pool(page, DEPOT_TRIM_BLOCKS);
+	pool_t *pool = locked_stacks_pool(page, CONSUMER_TRIM_BLOCKS);
 	struct free_batch b = {.pool = pool,
-	                       .blocks = take(pool, page, DEPOT_TRIM_BLOCKS),
-	                       .count = DEPOT_TRIM_BLOCKS};
+	                       .blocks = take(pool, page, CONSUMER_TRIM_BLOCKS),
+	                       .count = CONSUMER_TRIM_BLOCKS};
 	pthread_t freer;
 
-	for (size_t i = 0; i < DEPOT_TRIM_BLOCKS; i++)
+	for (size_t i = 0; i < CONSUMER_TRIM_BLOCKS; i++)
 		memset(b.blocks[i], 0x5a, page);
 	ck_assert_int_eq(pthread_create(&freer, NULL, free_batch_run, &b), 0);
 	ck_assert_int_eq(pthread_join(freer, NULL), 0);
 	ck_assert_uint_eq(stats_of(pool).in_use, 0);
-	ck_assert_uint_ge(pool_trim(pool), DEPOT_TRIM_BLOCKS * page);
-	for (size_t i = 0; i < DEPOT_TRIM_BLOCKS; i++) {
+	ck_assert_uint_ge(pool_trim(pool), CONSUMER_TRIM_BLOCKS * page);
+	for (size_t i = 0; i < CONSUMER_TRIM_BLOCKS; i++) {
 		b.blocks[i] = pool_calloc(pool, 1, page);
 		ck_assert_ptr_nonnull(b.blocks[i]);
 		assert_bytes(b.blocks[i], page, 0, "a block after pool_trim()");
 	}
 	ck_assert_ptr_null(pool_malloc(pool, page));
-	give_back(pool, b.blocks, DEPOT_TRIM_BLOCKS);
+	give_back(pool, b.blocks, CONSUMER_TRIM_BLOCKS);
 }
 END_TEST
 
@@ -615,39 +613,37 @@ static int pointer_order(const void *x, const void *y)
 
 /*
  * POOL_LOCKED: a write after free into the link of a block that a thread
- * which only frees gave back (to the list, a magazine or its stack) is
- * reported once, as the pool comes to it; the blocks past the damage are
- * lost, at most those that thread freed, and no block is handed out
- * twice.
+ * which only frees gave back is reported once, as the pool comes to it;
+ * the blocks past the damage are lost, at most those that thread freed,
+ * and no block is handed out twice.
  */
-#define DEPOT_DAMAGE_BLOCKS 256
-#define DEPOT_DAMAGE_FREED  128
+#define CONSUMER_DAMAGE_BLOCKS 256
+#define CONSUMER_DAMAGE_FREED  128
 
-START_TEST(test_locked_depot_damaged)
+START_TEST(test_locked_consumer_damaged)
 {
-	pool_t *pool = locked_stacks_pool(64, DEPOT_DAMAGE_BLOCKS);
+	pool_t *pool = locked_stacks_pool(64, CONSUMER_DAMAGE_BLOCKS);
 	struct free_batch b = {.pool = pool,
-	                       .blocks = take(pool, 64, DEPOT_DAMAGE_FREED),
-	                       .count = DEPOT_DAMAGE_FREED};
+	                       .blocks = take(pool, 64, CONSUMER_DAMAGE_FREED),
+	                       .count = CONSUMER_DAMAGE_FREED};
 	pthread_t freer;
 
 	misuse_record();
 	ck_assert_int_eq(pthread_create(&freer, NULL, free_batch_run, &b), 0);
 	ck_assert_int_eq(pthread_join(freer, NULL), 0);
-	/* A block of the freer's magazines, past its first frees. */
-	raw_write(b.blocks[DEPOT_DAMAGE_FREED - 28], 8, 0x41);
+	raw_write(b.blocks[CONSUMER_DAMAGE_FREED - 28], 8, 0x41);
 
-	void **got = malloc(DEPOT_DAMAGE_BLOCKS * sizeof *got);
+	void **got = malloc(CONSUMER_DAMAGE_BLOCKS * sizeof *got);
 	ck_assert_ptr_nonnull(got);
 	size_t n = 0;
-	while (n < DEPOT_DAMAGE_BLOCKS &&
+	while (n < CONSUMER_DAMAGE_BLOCKS &&
 	       (got[n] = pool_malloc(pool, 64)) != NULL)
 		n++;
 	ck_assert_uint_eq(misuse_count_of(POOL_ERROR_CORRUPTED), 1);
 	ck_assert_uint_eq(misuse_count(), 1);
 	/* Lost: what the damaged link ended, at most the freed blocks. */
-	ck_assert_uint_lt(n, DEPOT_DAMAGE_BLOCKS);
-	ck_assert_uint_ge(n, DEPOT_DAMAGE_BLOCKS - DEPOT_DAMAGE_FREED);
+	ck_assert_uint_lt(n, CONSUMER_DAMAGE_BLOCKS);
+	ck_assert_uint_ge(n, CONSUMER_DAMAGE_BLOCKS - CONSUMER_DAMAGE_FREED);
 	/* No block twice, and every one of the region. */
 	qsort(got, n, sizeof *got, pointer_order);
 	for (size_t i = 1; i < n; i++)
@@ -841,10 +837,10 @@ Suite *spans_suite(void)
 	tcase_add_test(tc, test_random_replace_in_exact_pool);
 	tcase_add_test(tc, test_locked_threads_replace);
 	tcase_add_test(tc, test_locked_handoff);
-	tcase_add_test(tc, test_locked_depot_handoff);
-	tcase_add_test(tc, test_locked_depot_double_free);
-	tcase_add_test(tc, test_locked_depot_trim);
-	tcase_add_test(tc, test_locked_depot_damaged);
+	tcase_add_test(tc, test_locked_consumer_handoff);
+	tcase_add_test(tc, test_locked_consumer_double_free);
+	tcase_add_test(tc, test_locked_consumer_trim);
+	tcase_add_test(tc, test_locked_consumer_damaged);
 	tcase_add_test(tc, test_no_capacity_lost_at_exit);
 	tcase_add_test(tc, test_idle_threads_hold_little);
 	tcase_add_test(tc, test_bulk_from_threads_with_no_span);
