@@ -253,6 +253,18 @@ void cache_pool_destroy(struct pool *pool)
 	pthread_mutex_unlock(&caches_lock);
 }
 
+bool cache_find(struct pool *pool,
+                bool (*fn)(struct thread_cache *tc, void *arg), void *arg)
+{
+	bool found = false;
+	pthread_mutex_lock(&caches_lock);
+	for (struct thread_cache *tc = pool->caches; tc && !found;
+	     tc = tc->pool_next)
+		found = fn(tc, arg);
+	pthread_mutex_unlock(&caches_lock);
+	return found;
+}
+
 void thread_count_fallback(struct pool *pool, bool is_free)
 {
 	enum thread_counter which =

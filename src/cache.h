@@ -136,6 +136,10 @@ int cache_pool_init(struct pool *pool,
 /* pool_destroy(): the pool's caches become orphans, which their threads
  * free without touching the pool. */
 void cache_pool_destroy(struct pool *pool);
+/* Calls fn on the pool's caches, under caches_lock, until it returns
+ * true; returns whether one did.  fn must not call the library. */
+bool cache_find(struct pool *pool,
+                bool (*fn)(struct thread_cache *tc, void *arg), void *arg);
 /* The counters of the pool's caches, live and retired, summed. */
 void cache_sum_counters(struct pool *pool, uint64_t *sums);
 /* A failed pool_malloc_bulk() took n blocks and freed them again: they

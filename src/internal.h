@@ -489,6 +489,15 @@ struct thread_cache {
 	 * or 0 while the thread has not allocated from a POOL_LOCKED pool
 	 * (a thread that only frees keeps nothing aside: locked.c). */
 	uint32_t stack_limit;
+	/* POOL_LOCKED: frees in a row by a thread that has not allocated,
+	 * and whether the thread fills magazines (locked.c, point 6) */
+	uint32_t frees_alone;
+	bool magazines;
+	/* POOL_LOCKED: the magazine a thread that only frees is filling,
+	 * which a thread that finds the pool dry may take (locked.c, point
+	 * 6), and the blocks in it as far as the filling thread knows */
+	_Atomic uintptr_t filling;
+	uint32_t filling_count;
 	struct thread_stack stack;
 	struct thread_counters counts;
 	struct thread_cache *thread_next;           /* this thread's caches */
@@ -545,6 +554,15 @@ struct pool_ops;
  * and nobody writes after pool_init(): the region's bounds and shape, how
  * to encode links, which fast path serves, pool_free()'s entry.
  */
+/* POOL_LOCKED's depot (locked.c, point 6): the magazines of the threads
+ * that only free, guarded by the pool's lock; head is read without it
+ * too, to see whether there is one. */
+struct locked_depot {
+	_Atomic uintptr_t head;
+	/* the magazine taken last, whose link gave head */
+	char *last;
+};
+
 struct pool {
 	/* Read by every fast path, written by pool_init() only.  The fast
 	 * paths' dispatch and range checks in one compare each: single_limit
@@ -630,8 +648,14 @@ struct pool {
 		_Atomic uint64_t *cached;
 	};
 	size_t span_count;
-	/* stack of spans: top index + 1 | tag << 32 */
-	_Atomic uint64_t available;
+	union {
+		/* stack of spans: top index + 1 | tag << 32 */
+		_Atomic uint64_t available;
+		/* POOL_LOCKED: the magazines of the threads that only free
+		 * (locked.c); on a cache line of its own in the side
+		 * tables */
+		struct locked_depot *depot;
+	};
 	/* spans [fresh_spans, span_count) untouched */
 	_Atomic size_t fresh_spans;
 	/* guarded by caches_lock (cache.c) */

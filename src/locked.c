@@ -8,17 +8,18 @@
  *    POOL_PER_THREAD's).  A free pushes the block on the calling thread's
  *    stack and an allocation pops the head of that stack, with no lock:
  *    threads that allocate and free at once no longer wait for each other
- *    on every call.  The lock is taken when the stack is empty, for one
- *    block of the list (never a batch: a thread's stack holds only blocks
- *    that thread freed, so the list's blocks stay available to every
- *    thread, and a pool with room for every thread's live blocks never
- *    runs dry), and to give half a full stack back to the list.  What the thread keeps aside is
- *    bounded by pool->stack_limit (as in POOL_PER_THREAD: about 64 KiB of
- *    blocks, and a sixteenth of the pool at most); a thread that exits
- *    gives its stack back to the list, and pool_trim() the caller's.  A
- *    thread keeps a stack only once it allocates from the pool: the
- *    frees of a thread that only frees (a consumer) go to the list under
- *    the lock, where the allocating threads find them.
+ *    on every call.  The lock is taken when the stack is empty, for a
+ *    magazine (point 6) or one block of the list (never a batch of it: a
+ *    thread's stack holds only blocks that thread freed or a consumer
+ *    gave up, so the list's blocks stay available to every thread, and a
+ *    pool with room for every thread's live blocks never runs dry), and
+ *    to give half a full stack back to the list.  What
+ *    the thread keeps aside is bounded by pool->stack_limit (as in
+ *    POOL_PER_THREAD: about 64 KiB of blocks, and a sixteenth of the pool
+ *    at most); a thread that exits gives its stack back to the list, and
+ *    pool_trim() the caller's.  A thread keeps a stack only once it
+ *    allocates from the pool (point 6 says where the frees of the others
+ *    go).
  *
  * 2. A block is in one of three states, told by two bitmaps: on the list
  *    (allocated 0, cached 0), handed out (allocated 1, cached 0), or on a
@@ -61,6 +62,32 @@
  *    freed onto the list without the cached bit's check after the first
  *    block went on a stack.  Blocks handed out from the list before are
  *    like any other (allocated, not cached).
+ *
+ * 6. A thread that only frees (a consumer) would keep its blocks on a
+ *    stack, in the way above, for allocations that never come.  Until it
+ *    has freed LOCKED_FREES_ALONE blocks in a row with no allocation, it
+ *    keeps no stack, and its frees go to the list under the lock (the
+ *    cached bit arbitrating as for a stack), where every thread finds
+ *    them: a thread that allocates soon after, as every thread does when
+ *    the stacks turn on, is no consumer.  After that, it fills magazines
+ *    with no lock: its frees go on tc->filling, and a full one (exactly
+ *    pool->stack_limit blocks) goes on the pool's depot (pool->depot,
+ *    under the lock: one acquisition for a magazine).  A thread whose own
+ *    stack is empty takes a magazine off the depot, as its stack, before
+ *    it looks at the list (one acquisition for a magazine's worth of
+ *    allocations).  A block in a magazine is on a stack (point 2):
+ *    allocated, cached, its link in word 0; the depot links the
+ *    magazines through word 1 of their first blocks, encoded the same
+ *    way.  The magazine being filled is never out of reach: the filling
+ *    thread takes it (an exchange) and puts it back (a store) around
+ *    each push, so that a thread that finds the pool dry (its stack, the
+ *    depot and the list empty, no block never used) takes it whole with
+ *    an exchange, under caches_lock, and the filling thread starts a new
+ *    one.  pool_trim() gives the depot's magazines and those being
+ *    filled to the list first, so that their pages can go, and a thread
+ *    that exits gives back the one it was filling.  The cost: a pool
+ *    with room for no more than the blocks in flight may find one
+ *    magazine in the moment its filling thread holds it, and fall back.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -127,6 +154,181 @@ static void stack_give_back(struct pool *pool, struct thread_stack *stack,
 		report_corrupted(pool, bad);
 }
 
+/* ------------------------------------------------------------ depot */
+
+/* The magazine after the one whose head is head: word 1 of the head,
+ * encoded like word 0. */
+static char *magazine_next(const struct pool *pool, char *head)
+{
+	return (char *)(block_word_load(head, 1) ^
+	                link_key_from(pool->secret, head));
+}
+
+/* Whether block is a block of the region on a stack (or in a magazine). */
+static bool block_on_stack(struct pool *pool, const char *block)
+{
+	size_t index = region_slot(pool, block);
+	return index < pool->block_count &&
+	       (atomic_load_explicit(&pool->cached[index >> 6],
+	                             memory_order_relaxed) &
+	        bit_mask(index));
+}
+
+/* A thread that only frees: its full stack goes on the depot, whole, as
+ * one magazine (point 6 of the design).  The stack is then empty. */
+static void depot_put(struct pool *pool, struct thread_stack *stack)
+{
+	char *head = stack->head;
+	lock_acquire(&pool->lock);
+	block_word_store(head, 1,
+	                 atomic_load_explicit(&pool->depot->head,
+	                                      memory_order_relaxed) ^
+	                     link_key_from(pool->secret, head));
+	atomic_store_explicit(&pool->depot->head, (uintptr_t)head,
+	                      memory_order_relaxed);
+	lock_release(&pool->lock);
+	*stack = (struct thread_stack){.limit = stack->limit};
+}
+
+/*
+ * A thread whose stack is empty: a magazine of the depot becomes its
+ * stack.  Returns false when the depot is empty.  A head that is no block
+ * on a stack (a link that a use after free overwrote) is reported, naming
+ * the magazine whose link gave it, and the depot is dropped: its blocks
+ * are lost, never handed out twice.
+ */
+static bool depot_take(struct pool *pool, struct thread_stack *stack)
+{
+	char *head, *bad = NULL;
+	if (atomic_load_explicit(&pool->depot->head, memory_order_relaxed) ==
+	    0)
+		return false;
+	lock_acquire(&pool->lock);
+	head = (char *)atomic_load_explicit(&pool->depot->head,
+	                                    memory_order_relaxed);
+	if (head != NULL && !block_on_stack(pool, head)) {
+		bad = pool->depot->last != NULL ? pool->depot->last : head;
+		head = NULL;
+		atomic_store_explicit(&pool->depot->head, 0,
+		                      memory_order_relaxed);
+	} else if (head != NULL) {
+		atomic_store_explicit(&pool->depot->head,
+		                      (uintptr_t)magazine_next(pool, head),
+		                      memory_order_relaxed);
+		pool->depot->last = head;
+	}
+	lock_release(&pool->lock);
+	if (bad != NULL)
+		report_corrupted(pool, bad);
+	if (head == NULL)
+		return false;
+	*stack = (struct thread_stack){
+	    .head = head, .count = pool->stack_limit, .limit = stack->limit};
+	return true;
+}
+
+/* pool_trim(): every magazine of the depot back to the list; at most as
+ * many as the pool has blocks, which ends a cycle. */
+static void depot_give_back(struct pool *pool)
+{
+	if (atomic_load_explicit(&pool->depot->head, memory_order_relaxed) ==
+	    0)
+		return;
+	lock_acquire(&pool->lock);
+	char *head = (char *)atomic_load_explicit(&pool->depot->head,
+	                                          memory_order_relaxed);
+	atomic_store_explicit(&pool->depot->head, 0, memory_order_relaxed);
+	pool->depot->last = NULL;
+	lock_release(&pool->lock);
+	for (size_t n = 0; head != NULL && n < pool->block_count; n++) {
+		if (!block_on_stack(pool, head)) {
+			report_corrupted(pool, head);
+			return;
+		}
+		char *next = magazine_next(pool, head);
+		struct thread_stack magazine = {.head = head};
+		stack_give_back(pool, &magazine, pool->stack_limit, true);
+		head = next;
+	}
+}
+
+/* ------------------------------------------------------------ filling */
+
+/*
+ * A free of a thread that only frees: the block goes on the magazine the
+ * thread is filling, tc->filling, which it takes (an exchange) and puts
+ * back (a store) around the push, so that a thread that finds the pool
+ * dry may take it whole meanwhile (the filling thread then starts a new
+ * one).  A full magazine goes on the depot.  Returns 0 or the misuse.
+ */
+static int filling_push(struct pool *pool, struct thread_cache *tc,
+                        char *block, size_t index)
+{
+	int error = locked_mark_cached(pool, index);
+	if (error)
+		return error;
+	hooks_block_in(pool, block, 0);
+	uintptr_t chain = atomic_exchange_explicit(&tc->filling, 0,
+	                                           memory_order_acquire);
+	if (chain == 0)
+		tc->filling_count = 0;
+	block_word_store(block, 0, chain ^ link_key_from(pool->secret, block));
+	if (++tc->filling_count == pool->stack_limit) {
+		struct thread_stack full = {.head = block};
+		depot_put(pool, &full);
+		tc->filling_count = 0;
+		return 0;
+	}
+	atomic_store_explicit(&tc->filling, (uintptr_t)block,
+	                      memory_order_release);
+	return 0;
+}
+
+/* cache_find()'s look for a magazine being filled: takes it whole. */
+static bool filling_take(struct thread_cache *tc, void *arg)
+{
+	uintptr_t chain =
+	    atomic_exchange_explicit(&tc->filling, 0, memory_order_acquire);
+	*(char **)arg = (char *)chain;
+	return chain != 0;
+}
+
+/*
+ * A chain taken from a thread's magazine becomes the empty stack: each
+ * block checked (a block of the region on a stack), at most as many as
+ * the pool has blocks (a cycle).  A link that fails the check ends the
+ * stack with the blocks before it and is reported; the rest is lost.
+ * Returns whether the stack got any block.
+ */
+static bool filling_adopt(struct pool *pool, struct thread_stack *stack,
+                          char *block)
+{
+	char *last = NULL, *bad = NULL;
+	uint32_t n = 0;
+
+	stack->head = block;
+	while (block != NULL) {
+		if (!block_on_stack(pool, block) || n == pool->block_count ||
+		    n == UINT32_MAX) {
+			bad = last != NULL ? last : block;
+			break;
+		}
+		last = block;
+		n++;
+		block = (char *)(block_word_load(block, 0) ^
+		                 link_key_from(pool->secret, block));
+	}
+	if (bad != NULL && last != NULL)
+		block_word_store(last, 0, link_key_from(pool->secret, last));
+	if (last == NULL)
+		stack->head = NULL;
+	stack->count = n;
+	stack->last = NULL;
+	if (bad != NULL)
+		report_corrupted(pool, bad);
+	return n != 0;
+}
+
 /* The pool's cache_retire (cache.c): the exiting thread's stack back to
  * the list.  A corrupted link ends it unreported: this runs under
  * caches_lock, which a handler calling back into the library would wait
@@ -134,12 +336,18 @@ static void stack_give_back(struct pool *pool, struct thread_stack *stack,
 static void locked_cache_retire(struct pool *pool, struct thread_cache *tc)
 {
 	stack_give_back(pool, &tc->stack, SIZE_MAX, false);
+	struct thread_stack filling = {.head = (char *)atomic_exchange_explicit(
+	                                   &tc->filling, 0, memory_order_acquire)};
+	stack_give_back(pool, &filling, pool->block_count, false);
 }
 
 /* ------------------------------------------------------------ internal API */
 
 /* Contended acquisitions of the lock that turn the stacks on. */
 #define LOCKED_CONTENDED 16
+/* Frees in a row, with no allocation, that make a thread one that only
+ * frees (point 6 of the design). */
+#define LOCKED_FREES_ALONE 64
 
 void locked_contended(struct pool *pool)
 {
@@ -165,6 +373,7 @@ void *locked_alloc_slow(struct pool *pool, bool *fresh)
 		/* The thread allocates: from now on its frees go on its
 		 * stack (point 1 of the design). */
 		tc->stack_limit = pool->stack_limit;
+		tc->frees_alone = 0;
 		stack->limit = pool->stack_limit;
 		char *bad = NULL;
 		if (stack->head != NULL && stack_take(pool, stack, &bad) == NULL)
@@ -172,12 +381,28 @@ void *locked_alloc_slow(struct pool *pool, bool *fresh)
 			 * The stack is dropped, and the report made with no
 			 * lock held. */
 			report_corrupted(pool, bad);
+		tc->magazines = false;
+		/* What threads that only free gave back comes first (point
+		 * 6 of the design). */
+		if (stack->head == NULL && depot_take(pool, stack)) {
+			block = locked_pop(pool);
+			if (block != NULL)
+				return block;
+		}
 	}
 	/* One block from the list, never a batch: the list's blocks stay
 	 * available to every thread (point 1 of the design).  The head of
 	 * the list, the never-used blocks, a chunk a trim gave back, and the
 	 * reports of a corrupted list are list.c's. */
-	return list_alloc_slow(pool, fresh, 0);
+	void *block = list_alloc_slow(pool, fresh, 0);
+	/* The pool is dry: a magazine that a thread which only frees is
+	 * filling, if there is one (point 6 of the design). */
+	char *chain = NULL;
+	if (block == NULL && tc != NULL &&
+	    cache_find(pool, filling_take, &chain) &&
+	    filling_adopt(pool, &hint_of(pool)->stack, chain))
+		block = locked_pop(pool);
+	return block;
 }
 
 int locked_free_slow(struct pool *pool, void *block, size_t index)
@@ -193,8 +418,15 @@ int locked_free_slow(struct pool *pool, void *block, size_t index)
 		int error = locked_push(pool, block, index);
 		if (error >= 0)
 			return error;
+		/* A thread that only frees fills magazines (point 6 of the
+		 * design). */
+		if (stack->limit == 0 &&
+		    (tc->magazines || ++tc->frees_alone > LOCKED_FREES_ALONE)) {
+			tc->magazines = true;
+			return filling_push(pool, tc, block, index);
+		}
 	}
-	/* A thread that only frees, or one that has no cache: the list.  The
+	/* One that may allocate yet, or one without a cache: the list.  The
 	 * cached bit decides between this free and a racing one as it does
 	 * for a stack's (point 2 of the design): set first, then the block
 	 * goes on the list, then the bit is cleared. */
@@ -244,6 +476,13 @@ size_t locked_trim(struct pool *pool)
 	struct thread_hint *hint = hint_of(pool);
 	if (hint->pool_id == pool->id && hint->stack.head != NULL)
 		stack_give_back(pool, &hint->stack, SIZE_MAX, true);
+	/* Then the depot's magazines, and those being filled. */
+	depot_give_back(pool);
+	char *chain = NULL;
+	while (cache_find(pool, filling_take, &chain)) {
+		struct thread_stack filling = {.head = chain};
+		stack_give_back(pool, &filling, pool->block_count, true);
+	}
 	return list_trim(pool);
 }
 

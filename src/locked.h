@@ -69,21 +69,16 @@ POOL_INLINE void *locked_pop(struct pool *pool)
 }
 
 /*
- * Frees the block of that index (a block of the region) onto the thread's
- * stack: returns 0, POOL_ERROR_DOUBLE_FREE (the block is on the list, or
- * on a stack already), or -1 when the hint does not hold the pool or the
- * stack is full (locked_free_slow() then decides).  Point 2 of locked.c's
- * design says why a racing double free is caught.
+ * Marks the block of that index (a block of the region, handed out) as on
+ * a stack, for a free: returns 0, or POOL_ERROR_DOUBLE_FREE (the block is
+ * on the list, or on a stack already) with nothing changed.  Point 2 of
+ * locked.c's design says why a racing double free is caught.
  */
-POOL_INLINE int locked_push(struct pool *pool, void *block, size_t index)
+POOL_INLINE int locked_mark_cached(struct pool *pool, size_t index)
 {
-	struct thread_hint *hint = hint_of(pool);
 	_Atomic uint64_t *allocated = (_Atomic uint64_t *)pool->allocated;
 	uint64_t mask = bit_mask(index);
 
-	if (unlikely(hint->pool_id != pool->id ||
-	             hint->stack.count >= hint->stack.limit))
-		return -1;
 	if (unlikely(!(atomic_load_explicit(&allocated[index >> 6],
 	                                    memory_order_relaxed) &
 	               mask)))
@@ -101,6 +96,24 @@ POOL_INLINE int locked_push(struct pool *pool, void *block, size_t index)
 		                          memory_order_relaxed);
 		return POOL_ERROR_DOUBLE_FREE;
 	}
+	return 0;
+}
+
+/*
+ * Frees the block of that index (a block of the region) onto the thread's
+ * stack: returns 0, POOL_ERROR_DOUBLE_FREE, or -1 when the hint does not
+ * hold the pool or the stack is full (locked_free_slow() then decides).
+ */
+POOL_INLINE int locked_push(struct pool *pool, void *block, size_t index)
+{
+	struct thread_hint *hint = hint_of(pool);
+
+	if (unlikely(hint->pool_id != pool->id ||
+	             hint->stack.count >= hint->stack.limit))
+		return -1;
+	int error = locked_mark_cached(pool, index);
+	if (unlikely(error))
+		return error;
 	block_word_store(block, 0,
 	                 (uintptr_t)hint->stack.head ^
 	                     link_key_from(pool->secret, block));

@@ -73,10 +73,13 @@ static size_t side_size(int mode, size_t count, unsigned span_shift,
 	*tables_at = head;
 	if (mode != POOL_PER_THREAD) {
 		/* They are allocated[], released[], then held[] (see
-		 * list.c), and in POOL_LOCKED mode cached[] (locked.c). */
+		 * list.c), and in POOL_LOCKED mode cached[] and the depot's
+		 * cache line (locked.c). */
 		size_t words = (mode == POOL_LOCKED ? 3 : 2) *
 		                   ((count - 1) / 64 + 1) +
 		               (chunks - 1) / 64 + 1;
+		if (mode == POOL_LOCKED)
+			words += 2 * POOL_CACHE_LINE / sizeof(uint64_t);
 		return words > (SIZE_MAX - head) / sizeof(uint64_t)
 		           ? 0
 		           : head + words * sizeof(uint64_t);
@@ -159,11 +162,16 @@ struct pool *region_pool_map(int flags, size_t block_count, unsigned shift,
 		    (uint64_t *)tables + (block_count - 1) / 64 + 1;
 		pool->list.held =
 		    pool->list.released + (area / chunk - 1) / 64 + 1;
-		if (mode == POOL_LOCKED)
+		if (mode == POOL_LOCKED) {
 			pool->cached = (_Atomic uint64_t *)(pool->list.held +
 			                                    (block_count - 1) /
 			                                        64 +
 			                                    1);
+			uintptr_t at = (uintptr_t)(pool->cached +
+			                           (block_count - 1) / 64 + 1);
+			pool->depot = (struct locked_depot *)round_up(
+			    at + 1, POOL_CACHE_LINE);
+		}
 	}
 	return pool;
 }

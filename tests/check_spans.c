@@ -604,6 +604,57 @@ START_TEST(test_locked_consumer_trim)
 }
 END_TEST
 
+/* Frees its batch, then waits, alive, until told to end. */
+struct idle_consumer {
+	struct free_batch batch;
+	pthread_barrier_t freed, end;
+};
+
+static void *idle_consumer_run(void *arg)
+{
+	struct idle_consumer *c = arg;
+	free_batch_run(&c->batch);
+	pthread_barrier_wait(&c->freed);
+	pthread_barrier_wait(&c->end);
+	return NULL;
+}
+
+/*
+ * POOL_LOCKED: a thread that only frees, and then sits idle with its last
+ * blocks in a magazine it has not filled, keeps none of them from the
+ * others: a thread that takes every block of a POOL_NO_FALLBACK pool gets
+ * all of them.
+ */
+#define CONSUMER_IDLE_BLOCKS 256
+#define CONSUMER_IDLE_FREED  70
+
+START_TEST(test_locked_consumer_idle)
+{
+	pool_t *pool = locked_stacks_pool(64, CONSUMER_IDLE_BLOCKS);
+	struct idle_consumer c = {
+	    .batch = {.pool = pool,
+	              .blocks = take(pool, 64, CONSUMER_IDLE_FREED),
+	              .count = CONSUMER_IDLE_FREED}};
+	pthread_t consumer;
+
+	ck_assert_int_eq(pthread_barrier_init(&c.freed, NULL, 2), 0);
+	ck_assert_int_eq(pthread_barrier_init(&c.end, NULL, 2), 0);
+	ck_assert_int_eq(
+	    pthread_create(&consumer, NULL, idle_consumer_run, &c), 0);
+	pthread_barrier_wait(&c.freed);
+	void **all = take(pool, 64, CONSUMER_IDLE_BLOCKS);
+	ck_assert_ptr_null(pool_malloc(pool, 64));
+	assert_region_blocks(all, CONSUMER_IDLE_BLOCKS, 64);
+	give_back(pool, all, CONSUMER_IDLE_BLOCKS);
+	pthread_barrier_wait(&c.end);
+	ck_assert_int_eq(pthread_join(consumer, NULL), 0);
+	pthread_barrier_destroy(&c.freed);
+	pthread_barrier_destroy(&c.end);
+	free(c.batch.blocks);
+	ck_assert_uint_eq(stats_of(pool).in_use, 0);
+}
+END_TEST
+
 static int pointer_order(const void *x, const void *y)
 {
 	uintptr_t a = (uintptr_t) * (void *const *)x;
@@ -841,6 +892,7 @@ Suite *spans_suite(void)
 	tcase_add_test(tc, test_locked_consumer_double_free);
 	tcase_add_test(tc, test_locked_consumer_trim);
 	tcase_add_test(tc, test_locked_consumer_damaged);
+	tcase_add_test(tc, test_locked_consumer_idle);
 	tcase_add_test(tc, test_no_capacity_lost_at_exit);
 	tcase_add_test(tc, test_idle_threads_hold_little);
 	tcase_add_test(tc, test_bulk_from_threads_with_no_span);
