@@ -424,25 +424,6 @@ static pool_t *locked_stacks_pool(size_t size, size_t count)
 	return pool;
 }
 
-/* Frees every block the producer hands over, until it is done. */
-static void *consumer_run(void *arg)
-{
-	struct handoff *h = arg;
-	size_t at = 0;
-	for (;;) {
-		void *p = atomic_exchange(&h->ring[at], NULL);
-		if (p != NULL) {
-			pool_free(h->pool, p);
-			at = (at + 1) % HANDOFF_RING;
-		} else if (atomic_load(&h->done)) {
-			break;
-		} else {
-			sched_yield();
-		}
-	}
-	return NULL;
-}
-
 /*
  * POOL_LOCKED, a producer that only allocates and a consumer that only
  * frees, on a pool of twice the blocks in flight: the consumer's frees
@@ -459,7 +440,7 @@ START_TEST(test_locked_consumer_handoff)
 	size_t at = 0, misses = 0;
 
 	misuse_record();
-	ck_assert_int_eq(pthread_create(&consumer, NULL, consumer_run, &h),
+	ck_assert_int_eq(pthread_create(&consumer, NULL, handoff_consume, &h),
 	                 0);
 	size_t steps = under_valgrind() ? HANDOFF_STEPS / 100 : HANDOFF_STEPS;
 	for (size_t step = 0; step < steps; step++) {
