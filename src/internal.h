@@ -490,9 +490,9 @@ struct thread_cache {
 	 * (a thread that only frees keeps nothing aside: locked.c). */
 	uint32_t stack_limit;
 	/* POOL_LOCKED: frees in a row by a thread that has not allocated,
-	 * and whether the thread fills magazines (locked.c, point 6) */
+	 * up to one past the count that makes it fill magazines (locked.c,
+	 * point 6) */
 	uint32_t frees_alone;
-	bool magazines;
 	/* POOL_LOCKED: the magazine a thread that only frees is filling,
 	 * which a thread that finds the pool dry may take (locked.c, point
 	 * 6), and the blocks in it as far as the filling thread knows */

@@ -381,7 +381,6 @@ void *locked_alloc_slow(struct pool *pool, bool *fresh)
 			 * The stack is dropped, and the report made with no
 			 * lock held. */
 			report_corrupted(pool, bad);
-		tc->magazines = false;
 		/* What threads that only free gave back comes first (point
 		 * 6 of the design). */
 		if (stack->head == NULL && depot_take(pool, stack)) {
@@ -420,10 +419,11 @@ int locked_free_slow(struct pool *pool, void *block, size_t index)
 			return error;
 		/* A thread that only frees fills magazines (point 6 of the
 		 * design). */
-		if (stack->limit == 0 &&
-		    (tc->magazines || ++tc->frees_alone > LOCKED_FREES_ALONE)) {
-			tc->magazines = true;
-			return filling_push(pool, tc, block, index);
+		if (stack->limit == 0) {
+			if (tc->frees_alone <= LOCKED_FREES_ALONE)
+				tc->frees_alone++;
+			if (tc->frees_alone > LOCKED_FREES_ALONE)
+				return filling_push(pool, tc, block, index);
 		}
 	}
 	/* One that may allocate yet, or one without a cache: the list.  The
