@@ -221,14 +221,7 @@ int cache_pool_init(struct pool *pool,
 		return ENOMEM;
 	pool->hint_offset = (int32_t)offset;
 #endif
-	/* About 64 KiB of blocks, 4 to 128 of them, and no more than a
-	 * sixteenth of the pool (one at least): what a thread keeps aside
-	 * stays small beside what the other threads may need. */
-	size_t limit = ((size_t)64 << 10) >> pool->block_shift;
-	limit = limit < 4 ? 4 : limit > 128 ? 128 : limit;
-	if (limit > pool->block_count / 16)
-		limit = pool->block_count / 16 ? pool->block_count / 16 : 1;
-	pool->stack_limit = (uint32_t)limit;
+	pool->stack_limit = stack_limit_of(pool->block_shift, pool->block_count);
 	pool->cache_retire = retire;
 	return 0;
 }

@@ -428,8 +428,10 @@ enum thread_counter {
 	COUNT_FALLBACK_FREES,
 	/* blocks a failed pool_malloc_bulk() took and freed again */
 	COUNT_TAKEN_BACK,
-	/* POOL_LOCKED: blocks handed out from the thread's stack */
+	/* POOL_LOCKED: blocks handed out from the thread's stack, and
+	 * blocks freed onto it (or onto a magazine it fills) */
 	COUNT_STACK_POPS,
+	COUNT_STACK_PUSHES,
 	COUNT_KINDS
 };
 
@@ -555,13 +557,30 @@ struct pool_ops;
  * to encode links, which fast path serves, pool_free()'s entry.
  */
 /* POOL_LOCKED's depot (locked.c, point 6): the magazines of the threads
- * that only free, guarded by the pool's lock; head is read without it
- * too, to see whether there is one. */
+ * that only free, guarded by the pool's lock; count is read without it
+ * too, to see whether there is one.  It lives on cache lines of its own
+ * in the side tables. */
 struct locked_depot {
-	_Atomic uintptr_t head;
-	/* the magazine taken last, whose link gave head */
-	char *last;
+	_Atomic size_t count;
+	/* blocks the threads' stacks gave back to the list (stats) */
+	_Atomic uint64_t returned;
+	/* the heads of the magazines, one per pool->stack_limit blocks of
+	 * the pool (a magazine holds exactly that many) */
+	char *magazines[];
 };
+
+/* The most blocks a thread keeps aside on its stack (POOL_PER_THREAD and
+ * POOL_LOCKED): about 64 KiB of them, 4 to 128, and no more than a
+ * sixteenth of the pool (one at least), so that what a thread keeps aside
+ * stays small beside what the other threads may need. */
+POOL_INLINE uint32_t stack_limit_of(unsigned block_shift, size_t block_count)
+{
+	size_t limit = ((size_t)64 << 10) >> block_shift;
+	limit = limit < 4 ? 4 : limit > 128 ? 128 : limit;
+	if (limit > block_count / 16)
+		limit = block_count / 16 ? block_count / 16 : 1;
+	return (uint32_t)limit;
+}
 
 struct pool {
 	/* Read by every fast path, written by pool_init() only.  The fast
@@ -641,12 +660,7 @@ struct pool {
 	};
 
 	/* POOL_PER_THREAD */
-	union {
-		struct span *spans; /* after allocated[], cache-line aligned */
-		/* POOL_LOCKED: one bit per block, set while the block is on a
-		 * thread's stack (locked.c), after held[] */
-		_Atomic uint64_t *cached;
-	};
+	struct span *spans; /* after allocated[], cache-line aligned */
 	size_t span_count;
 	union {
 		/* stack of spans: top index + 1 | tag << 32 */

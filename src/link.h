@@ -179,4 +179,47 @@ POOL_INLINE void remote_link_store(const struct pool *pool, void *block,
 	                hooks);
 }
 
+/*
+ * POOL_LOCKED's tag (locked.c, point 2): word 1 of a block on a thread's
+ * stack holds it, a value of the pool's secret and the block's address
+ * mixed otherwise than the links' keys, so that neither a link nor a
+ * program's data is taken for it but by a chance of 2^-64.  Other threads
+ * may race on it (a double free), so it is read and written atomically;
+ * in an AddressSanitizer build without instrumentation, because the pool
+ * reads it in blocks that are poisoned (free).
+ */
+POOL_INLINE uintptr_t stack_tag(const struct pool *pool, const void *block)
+{
+	uint64_t mix = (uint64_t)(uintptr_t)block * UINT64_C(0xc2b2ae3d27d4eb4f);
+	return (uintptr_t)((uint64_t)pool->secret ^ (mix >> 23 | mix << 41) ^
+	                   UINT64_C(0x5bd1e9955bd1e995));
+}
+
+#ifdef SHIFTPOOL_ASAN
+#define TAG_ACCESS static __attribute__((noinline, no_sanitize_address, unused))
+#else
+#define TAG_ACCESS POOL_INLINE
+#endif
+
+TAG_ACCESS uintptr_t tag_load(const void *block)
+{
+	return __atomic_load_n((const uintptr_t *)block + 1, __ATOMIC_RELAXED);
+}
+
+TAG_ACCESS void tag_store(void *block, uintptr_t value)
+{
+	__atomic_store_n((uintptr_t *)block + 1, value, __ATOMIC_RELAXED);
+}
+
+/* Word 1 from *expected to desired if it holds *expected; else false and
+ * *expected what it holds.  Sequentially consistent. */
+TAG_ACCESS bool tag_swap(void *block, uintptr_t *expected, uintptr_t desired)
+{
+	return __atomic_compare_exchange_n((uintptr_t *)block + 1, expected,
+	                                   desired, false, __ATOMIC_SEQ_CST,
+	                                   __ATOMIC_SEQ_CST);
+}
+
+#undef TAG_ACCESS
+
 #endif /* SHIFTPOOL_LINK_H */

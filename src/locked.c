@@ -21,32 +21,50 @@
  *    allocates from the pool (point 6 says where the frees of the others
  *    go).
  *
- * 2. A block is in one of three states, told by two bitmaps: on the list
- *    (allocated 0, cached 0), handed out (allocated 1, cached 0), or on a
- *    thread's stack (allocated 1, cached 1).  allocated[] is written under
- *    the lock only, as in POOL_SINGLE; cached[] by atomic operations, from
- *    any thread.  Seen from the list and from pool_trim(), a block on a
- *    stack is handed out: a trim never gives back its page.
- *     - A free sets the block's cached bit with an atomic OR: of two
- *       frees of one handed-out block, at any moment, only one finds the
- *       bit clear, and the other is reported.  A free first checks that
- *       the block is allocated (a block on the list is free already), and
- *       checks again after its OR: a flush clears allocated before cached,
- *       so a free that raced with the flush of the same block (a second
- *       free) finds allocated clear on its second look, withdraws its
- *       bit, and is reported.  The OR and the second load are sequentially
- *       consistent, so either the free's OR finds the flush's cached bit
- *       still set, or its load finds allocated cleared.
- *     - An allocation from the stack clears the head's cached bit (an
- *       atomic AND); a head whose bit is clear is no block of a stack (a
- *       corrupted link): it is reported and the stack dropped, its blocks
- *       lost rather than handed out twice.
+ * 2. A block is in one of three states: on the list (allocated 0),
+ *    handed out (allocated 1, no tag), or on a thread's stack (allocated
+ *    1, tagged).  allocated[] is written under the lock only, as in
+ *    POOL_SINGLE.  The tag is word 1 of the block holding stack_tag(), a
+ *    value of the pool's secret and the block's address (link.h), written
+ *    by atomic operations from any thread.  It lives in the block, not
+ *    in a bitmap beside the region, because a bitmap's word holds the
+ *    bits of 64 neighbouring blocks: when two threads' blocks share one
+ *    (a program whose objects move between threads), every free and
+ *    allocation moved that word's cache line between the cores, and that
+ *    took more than half the time.  The block's own line is the one the
+ *    free writes its link into anyway.  Seen from the list and from
+ *    pool_trim(), a block on a stack is handed out: a trim never gives
+ *    back its page.
+ *     - A free checks that the block is allocated (a block on the list is
+ *       free already), then swaps the word it finds in word 1 for the
+ *       tag (a compare-and-swap): of two frees of one handed-out block,
+ *       at any moment, only one swaps, and the other finds the tag and
+ *       is reported.  A program's word equals the tag by a chance of
+ *       2^-64 (its free would be reported as a double free).
+ *     - A block given back to the list keeps its tag, so a free that
+ *       raced with that flush (a second free) finds either the tag or
+ *       allocated clear.  The list clears the tag when it hands the block
+ *       out again (locked_untag(), a compare-and-swap from the tag to 0).
+ *       A free also checks allocated again after its swap (sequentially
+ *       consistent): a free onto the list that took the lock before the
+ *       stacks turned on (point 5) tags nothing, and a second free that
+ *       raced with it finds allocated clear, puts the word back and is
+ *       reported.
+ *     - An allocation from the stack checks the head's tag and clears it
+ *       (a load and a store: a racing free finds the tag, or finds it
+ *       cleared once the block is handed out again, which is a free of
+ *       the new allocation).  A head without its tag is no block of a
+ *       stack (a link or a tag that a use after free overwrote): it is
+ *       reported and the stack dropped, its blocks lost rather than
+ *       handed out twice.
  *
  * 3. Counting: the list counts the blocks it hands out (list.allocs); a
- *    thread counts the blocks it hands out from its stack
- *    (COUNT_STACK_POPS).  The blocks handed out
- *    now are the allocated bits less the cached ones.  Both are exact
- *    when no thread is inside a call.
+ *    thread counts the blocks it frees onto its stack (or a magazine) and
+ *    hands out from it (COUNT_STACK_PUSHES, COUNT_STACK_POPS), and the
+ *    depot the blocks stacks gave back to the list (depot->returned).
+ *    The blocks on stacks are the pushes less the pops and the returns;
+ *    those handed out now are the allocated bits less them.  Both are
+ *    exact when no thread is inside a call.
  *
  * 4. Lock order: a thread that exits holds caches_lock (cache.c) and then
  *    takes the pool's lock to give its stack back; fork() takes them in
@@ -59,15 +77,15 @@
  *    holds it turns the stacks on, for good (pool->stacks_on, set under
  *    the lock).  A call without the stacks reads the flag again once it
  *    holds the lock, and goes to the stacks if it is set: so no block is
- *    freed onto the list without the cached bit's check after the first
- *    block went on a stack.  Blocks handed out from the list before are
- *    like any other (allocated, not cached).
+ *    freed onto the list without the tag's check after the first block
+ *    went on a stack.  Blocks handed out from the list before are like
+ *    any other (allocated, not tagged).
  *
  * 6. A thread that only frees (a consumer) would keep its blocks on a
  *    stack, in the way above, for allocations that never come.  Until it
  *    has freed LOCKED_FREES_ALONE blocks in a row with no allocation, it
  *    keeps no stack, and its frees go to the list under the lock (the
- *    cached bit arbitrating as for a stack), where every thread finds
+ *    tag arbitrating as for a stack), where every thread finds
  *    them: a thread that allocates soon after, as every thread does when
  *    the stacks turn on, is no consumer.  After that, it fills magazines
  *    with no lock: its frees go on tc->filling, and a full one (exactly
@@ -76,9 +94,9 @@
  *    stack is empty takes a magazine off the depot, as its stack, before
  *    it looks at the list (one acquisition for a magazine's worth of
  *    allocations).  A block in a magazine is on a stack (point 2):
- *    allocated, cached, its link in word 0; the depot links the
- *    magazines through word 1 of their first blocks, encoded the same
- *    way.  The magazine being filled is never out of reach: the filling
+ *    allocated, tagged, its link in word 0; the depot is an array of the
+ *    magazines' heads, with room for as many as the pool's blocks make
+ *    (a word per pool->stack_limit blocks).  The magazine being filled is never out of reach: the filling
  *    thread takes it (an exchange) and puts it back (a store) around
  *    each push, so that a thread that finds the pool dry (its stack, the
  *    depot and the list empty, no block never used) takes it whole with
@@ -97,6 +115,14 @@
 
 /* ------------------------------------------------------------ helpers */
 
+/* Whether block is a block of the region on a stack (or in a magazine):
+ * its tag in word 1. */
+static bool block_on_stack(struct pool *pool, char *block)
+{
+	return region_slot(pool, block) < pool->block_count &&
+	       tag_load(block) == stack_tag(pool, block);
+}
+
 /*
  * Takes the head off the thread's stack (or a retired cache's) to give it
  * back to the list: the block, or NULL at the stack's end.  A head that
@@ -110,11 +136,7 @@ static char *stack_take(struct pool *pool, struct thread_stack *stack,
 	char *block = stack->head;
 	if (block == NULL)
 		return NULL;
-	size_t index = region_slot(pool, block);
-	if (index >= pool->block_count ||
-	    !(atomic_load_explicit(&pool->cached[index >> 6],
-	                           memory_order_relaxed) &
-	      bit_mask(index))) {
+	if (!block_on_stack(pool, block)) {
 		*bad = stack->last != NULL ? stack->last : block;
 		*stack = (struct thread_stack){.limit = stack->limit};
 		return NULL;
@@ -128,9 +150,9 @@ static char *stack_take(struct pool *pool, struct thread_stack *stack,
 
 /*
  * Gives n blocks of a stack (all, for SIZE_MAX) back to the list, under
- * the lock.  Each block goes on the list (allocated cleared) before its
- * cached bit is cleared: point 2 of the design.  A corrupted link found
- * ends the stack, and is reported when report says so.
+ * the lock.  Each block keeps its tag on the list (point 2 of the
+ * design).  A corrupted link found ends the stack, and is reported when
+ * report says so.
  */
 static void stack_give_back(struct pool *pool, struct thread_stack *stack,
                             size_t n, bool report)
@@ -141,13 +163,10 @@ static void stack_give_back(struct pool *pool, struct thread_stack *stack,
 	lock_acquire(&pool->lock);
 	for (; n > 0 && (block = stack_take(pool, stack, &bad)) != NULL;
 	     n--) {
-		size_t index = region_slot(pool, block);
-		int error = list_free(pool, block, index, 0);
+		int error = list_free(pool, block, region_slot(pool, block), 0);
 		POOL_ASSERT(error == 0);
 		(void)error;
-		atomic_fetch_and_explicit(&pool->cached[index >> 6],
-		                          ~bit_mask(index),
-		                          memory_order_seq_cst);
+		owned_increment(&pool->depot->returned);
 	}
 	lock_release(&pool->lock);
 	if (bad != NULL && report)
@@ -156,99 +175,74 @@ static void stack_give_back(struct pool *pool, struct thread_stack *stack,
 
 /* ------------------------------------------------------------ depot */
 
-/* The magazine after the one whose head is head: word 1 of the head,
- * encoded like word 0. */
-static char *magazine_next(const struct pool *pool, char *head)
-{
-	return (char *)(block_word_load(head, 1) ^
-	                link_key_from(pool->secret, head));
-}
-
-/* Whether block is a block of the region on a stack (or in a magazine). */
-static bool block_on_stack(struct pool *pool, const char *block)
-{
-	size_t index = region_slot(pool, block);
-	return index < pool->block_count &&
-	       (atomic_load_explicit(&pool->cached[index >> 6],
-	                             memory_order_relaxed) &
-	        bit_mask(index));
-}
-
 /* A thread that only frees: its full stack goes on the depot, whole, as
- * one magazine (point 6 of the design).  The stack is then empty. */
+ * one magazine (point 6 of the design).  The stack is then empty.  The
+ * depot has room for every magazine the pool's blocks can make. */
 static void depot_put(struct pool *pool, struct thread_stack *stack)
 {
-	char *head = stack->head;
+	struct locked_depot *depot = pool->depot;
 	lock_acquire(&pool->lock);
-	block_word_store(head, 1,
-	                 atomic_load_explicit(&pool->depot->head,
-	                                      memory_order_relaxed) ^
-	                     link_key_from(pool->secret, head));
-	atomic_store_explicit(&pool->depot->head, (uintptr_t)head,
-	                      memory_order_relaxed);
+	size_t count = atomic_load_explicit(&depot->count, memory_order_relaxed);
+	POOL_ASSERT(count < pool->block_count / pool->stack_limit);
+	depot->magazines[count] = stack->head;
+	atomic_store_explicit(&depot->count, count + 1, memory_order_relaxed);
 	lock_release(&pool->lock);
 	*stack = (struct thread_stack){.limit = stack->limit};
+}
+
+/* The magazine on top of the depot, taken off it under the lock, or NULL
+ * when the depot is empty. */
+static char *depot_pop(struct pool *pool)
+{
+	struct locked_depot *depot = pool->depot;
+	size_t count = atomic_load_explicit(&depot->count, memory_order_relaxed);
+	if (count == 0)
+		return NULL;
+	char *head = depot->magazines[count - 1];
+	atomic_store_explicit(&depot->count, count - 1, memory_order_relaxed);
+	return head;
 }
 
 /*
  * A thread whose stack is empty: a magazine of the depot becomes its
  * stack.  Returns false when the depot is empty.  A head that is no block
- * on a stack (a link that a use after free overwrote) is reported, naming
- * the magazine whose link gave it, and the depot is dropped: its blocks
- * are lost, never handed out twice.
+ * on a stack (its tag overwritten by a use after free) is reported and
+ * its magazine dropped: its blocks are lost, never handed out twice.
  */
 static bool depot_take(struct pool *pool, struct thread_stack *stack)
 {
-	char *head, *bad = NULL;
-	if (atomic_load_explicit(&pool->depot->head, memory_order_relaxed) ==
+	if (atomic_load_explicit(&pool->depot->count, memory_order_relaxed) ==
 	    0)
 		return false;
 	lock_acquire(&pool->lock);
-	head = (char *)atomic_load_explicit(&pool->depot->head,
-	                                    memory_order_relaxed);
-	if (head != NULL && !block_on_stack(pool, head)) {
-		bad = pool->depot->last != NULL ? pool->depot->last : head;
-		head = NULL;
-		atomic_store_explicit(&pool->depot->head, 0,
-		                      memory_order_relaxed);
-	} else if (head != NULL) {
-		atomic_store_explicit(&pool->depot->head,
-		                      (uintptr_t)magazine_next(pool, head),
-		                      memory_order_relaxed);
-		pool->depot->last = head;
-	}
+	char *head = depot_pop(pool);
 	lock_release(&pool->lock);
-	if (bad != NULL)
-		report_corrupted(pool, bad);
 	if (head == NULL)
 		return false;
+	if (!block_on_stack(pool, head)) {
+		report_corrupted(pool, head);
+		return false;
+	}
 	*stack = (struct thread_stack){
 	    .head = head, .count = pool->stack_limit, .limit = stack->limit};
 	return true;
 }
 
-/* pool_trim(): every magazine of the depot back to the list; at most as
- * many as the pool has blocks, which ends a cycle. */
+/* pool_trim(): every magazine of the depot back to the list. */
 static void depot_give_back(struct pool *pool)
 {
-	if (atomic_load_explicit(&pool->depot->head, memory_order_relaxed) ==
-	    0)
-		return;
-	lock_acquire(&pool->lock);
-	char *head = (char *)atomic_load_explicit(&pool->depot->head,
-	                                          memory_order_relaxed);
-	atomic_store_explicit(&pool->depot->head, 0, memory_order_relaxed);
-	pool->depot->last = NULL;
-	lock_release(&pool->lock);
-	for (size_t n = 0; head != NULL && n < pool->block_count; n++) {
+	for (;;) {
+		lock_acquire(&pool->lock);
+		char *head = depot_pop(pool);
+		lock_release(&pool->lock);
+		if (head == NULL)
+			return;
 		if (!block_on_stack(pool, head)) {
 			report_corrupted(pool, head);
-			return;
+			continue;
 		}
-		char *next = magazine_next(pool, head);
 		struct thread_stack magazine = {.head = head};
 		stack_give_back(pool, &magazine, pool->stack_limit, true);
-		head = next;
 	}
 }
 
@@ -264,10 +258,11 @@ static void depot_give_back(struct pool *pool)
 static int filling_push(struct pool *pool, struct thread_cache *tc,
                         char *block, size_t index)
 {
-	int error = locked_mark_cached(pool, index);
+	int error = locked_tag(pool, block, index);
 	if (error)
 		return error;
 	hooks_block_in(pool, block, 0);
+	owned_increment(&tc->counts.counters[COUNT_STACK_PUSHES]);
 	uintptr_t chain = atomic_exchange_explicit(&tc->filling, 0,
 	                                           memory_order_acquire);
 	if (chain == 0)
@@ -361,7 +356,7 @@ void locked_contended(struct pool *pool)
 void *locked_alloc_slow(struct pool *pool, bool *fresh)
 {
 	if (!locked_stacks_on(pool))
-		return list_alloc_slow(pool, fresh, 0);
+		return locked_untag(pool, list_alloc_slow(pool, fresh, 0));
 	struct thread_cache *tc = cache_get(pool);
 	*fresh = false;
 	if (tc != NULL) {
@@ -393,7 +388,7 @@ void *locked_alloc_slow(struct pool *pool, bool *fresh)
 	 * available to every thread (point 1 of the design).  The head of
 	 * the list, the never-used blocks, a chunk a trim gave back, and the
 	 * reports of a corrupted list are list.c's. */
-	void *block = list_alloc_slow(pool, fresh, 0);
+	void *block = locked_untag(pool, list_alloc_slow(pool, fresh, 0));
 	/* The pool is dry: a magazine that a thread which only frees is
 	 * filling, if there is one (point 6 of the design). */
 	char *chain = NULL;
@@ -427,21 +422,14 @@ int locked_free_slow(struct pool *pool, void *block, size_t index)
 		}
 	}
 	/* One that may allocate yet, or one without a cache: the list.  The
-	 * cached bit decides between this free and a racing one as it does
-	 * for a stack's (point 2 of the design): set first, then the block
-	 * goes on the list, then the bit is cleared. */
-	uint64_t mask = bit_mask(index);
-	if (atomic_fetch_or_explicit(&pool->cached[index >> 6], mask,
-	                             memory_order_seq_cst) &
-	    mask)
-		return POOL_ERROR_DOUBLE_FREE;
+	 * tag decides between this free and a racing one as it does for a
+	 * stack's (point 2 of the design), and stays on the list with the
+	 * block. */
+	int error = locked_tag(pool, block, index);
+	if (error)
+		return error;
 	lock_acquire(&pool->lock);
-	int error = list_free(pool, block, index, 0);
-	/* Cleared before the lock is let go: once the block is on the list,
-	 * a thread may take it and free it again, and its free must find the
-	 * bit clear. */
-	atomic_fetch_and_explicit(&pool->cached[index >> 6], ~mask,
-	                          memory_order_seq_cst);
+	error = list_free(pool, block, index, 0);
 	lock_release(&pool->lock);
 	return error;
 }
@@ -449,21 +437,23 @@ int locked_free_slow(struct pool *pool, void *block, size_t index)
 bool locked_block_is_live(struct pool *pool, size_t index)
 {
 	return list_block_is_live(pool, index) &&
-	       !(atomic_load_explicit(&pool->cached[index >> 6],
-	                              memory_order_relaxed) &
-	         bit_mask(index));
+	       !block_on_stack(pool, region_block(pool, index));
 }
 
 void locked_stats(struct pool *pool, pool_stats_t *out)
 {
 	uint64_t sums[COUNT_KINDS];
-	size_t stacked = 0;
 
 	list_stats(pool, out);
 	cache_sum_counters(pool, sums);
-	for (size_t w = 0; w < (pool->block_count + 63) / 64; w++)
-		stacked += (size_t)__builtin_popcountll(atomic_load_explicit(
-		    &pool->cached[w], memory_order_relaxed));
+	/* The blocks on stacks: those freed onto them less those that left
+	 * them (point 3 of the design). */
+	uint64_t left = sums[COUNT_STACK_POPS] +
+	                atomic_load_explicit(&pool->depot->returned,
+	                                     memory_order_relaxed);
+	uint64_t stacked = sums[COUNT_STACK_PUSHES] >= left
+	                       ? sums[COUNT_STACK_PUSHES] - left
+	                       : 0;
 	out->allocs += sums[COUNT_STACK_POPS];
 	out->in_use = out->in_use >= stacked ? out->in_use - stacked : 0;
 	out->frees = out->allocs >= out->in_use ? out->allocs - out->in_use : 0;

@@ -39,9 +39,9 @@ POOL_INLINE bool locked_lock_plain(struct pool *pool)
 }
 
 /*
- * The head of the thread's stack, handed out: its cached bit cleared.
- * NULL when the thread's hint does not hold the pool, the stack is empty,
- * or its head is no block of the region on a stack (a link that a use
+ * The head of the thread's stack, handed out: its tag cleared.  NULL when
+ * the thread's hint does not hold the pool, the stack is empty, or its
+ * head is no block of the region on a stack (a link or a tag that a use
  * after free overwrote): locked_alloc_slow() then sorts it out.
  */
 POOL_INLINE void *locked_pop(struct pool *pool)
@@ -51,49 +51,57 @@ POOL_INLINE void *locked_pop(struct pool *pool)
 
 	if (unlikely(hint->pool_id != pool->id || block == NULL))
 		return NULL;
-	size_t index = region_slot(pool, block);
-	if (unlikely(index >= pool->block_count))
-		return NULL;
-	uint64_t mask = bit_mask(index);
-	if (unlikely(!(atomic_fetch_and_explicit(&pool->cached[index >> 6],
-	                                         ~mask, memory_order_relaxed) &
-	               mask)))
+	if (unlikely(region_slot(pool, block) >= pool->block_count ||
+	             tag_load(block) != stack_tag(pool, block)))
 		return NULL;
 	hint->stack.head = (char *)(uintptr_t)(block_word_load(block, 0) ^
 	                                       link_key_from(pool->secret,
 	                                                     block));
+	tag_store(block, 0);
 	hint->stack.last = block;
 	hint->stack.count--;
 	owned_increment(&hint->cache->counts.counters[COUNT_STACK_POPS]);
 	return block;
 }
 
+/* A block the list hands out once the stacks are on: the tag it may keep
+ * from a stack is cleared (point 2 of locked.c's design). */
+POOL_INLINE void *locked_untag(struct pool *pool, void *block)
+{
+	uintptr_t tag = stack_tag(pool, block);
+	if (block != NULL && tag_load(block) == tag)
+		tag_swap(block, &tag, 0);
+	return block;
+}
+
 /*
- * Marks the block of that index (a block of the region, handed out) as on
+ * Tags the block of that index (a block of the region, handed out) as on
  * a stack, for a free: returns 0, or POOL_ERROR_DOUBLE_FREE (the block is
  * on the list, or on a stack already) with nothing changed.  Point 2 of
  * locked.c's design says why a racing double free is caught.
  */
-POOL_INLINE int locked_mark_cached(struct pool *pool, size_t index)
+POOL_INLINE int locked_tag(struct pool *pool, void *block, size_t index)
 {
 	_Atomic uint64_t *allocated = (_Atomic uint64_t *)pool->allocated;
 	uint64_t mask = bit_mask(index);
+	uintptr_t tag = stack_tag(pool, block);
 
 	if (unlikely(!(atomic_load_explicit(&allocated[index >> 6],
 	                                    memory_order_relaxed) &
 	               mask)))
 		return POOL_ERROR_DOUBLE_FREE;
-	if (unlikely(atomic_fetch_or_explicit(&pool->cached[index >> 6], mask,
-	                                      memory_order_seq_cst) &
-	             mask))
-		return POOL_ERROR_DOUBLE_FREE;
+	uintptr_t word = tag_load(block);
+	do {
+		if (unlikely(word == tag))
+			return POOL_ERROR_DOUBLE_FREE;
+	} while (unlikely(!tag_swap(block, &word, tag)));
 	if (unlikely(!(atomic_load_explicit(&allocated[index >> 6],
 	                                    memory_order_seq_cst) &
 	               mask))) {
-		/* A flush put the block on the list meanwhile: this free is
-		 * the second. */
-		atomic_fetch_and_explicit(&pool->cached[index >> 6], ~mask,
-		                          memory_order_relaxed);
+		/* The block went on the list meanwhile, by a free that took
+		 * the lock before the stacks turned on: this free is the
+		 * second. */
+		tag_swap(block, &tag, word);
 		return POOL_ERROR_DOUBLE_FREE;
 	}
 	return 0;
@@ -111,7 +119,7 @@ POOL_INLINE int locked_push(struct pool *pool, void *block, size_t index)
 	if (unlikely(hint->pool_id != pool->id ||
 	             hint->stack.count >= hint->stack.limit))
 		return -1;
-	int error = locked_mark_cached(pool, index);
+	int error = locked_tag(pool, block, index);
 	if (unlikely(error))
 		return error;
 	block_word_store(block, 0,
@@ -120,6 +128,7 @@ POOL_INLINE int locked_push(struct pool *pool, void *block, size_t index)
 	hooks_block_in(pool, block, 0);
 	hint->stack.head = block;
 	hint->stack.count++;
+	owned_increment(&hint->cache->counts.counters[COUNT_STACK_PUSHES]);
 	return 0;
 }
 

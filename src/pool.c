@@ -306,6 +306,9 @@ POOL_INLINE size_t bulk_pop(struct pool *pool, size_t size, size_t n,
 		got = list_pop_many(pool, n, out);
 		if (mode == POOL_LOCKED)
 			lock_release(&pool->lock);
+		if (mode == POOL_LOCKED && locked_stacks_on(pool))
+			for (size_t i = 0; i < got; i++)
+				locked_untag(pool, out[i]);
 	}
 	/* Nothing to do but in an ASan build, which unpoisons them. */
 	for (size_t i = 0; i < got; i++)

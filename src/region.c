@@ -62,8 +62,9 @@ static void *map_anonymous(size_t size, int protection)
  * and POOL_LOCKED), or a descriptor per span (POOL_PER_THREAD).  It sets
  * *tables_at to the tables' offset, and in POOL_PER_THREAD mode *n_spans
  * to the number of spans. */
-static size_t side_size(int mode, size_t count, unsigned span_shift,
-                        size_t chunks, size_t *tables_at, size_t *n_spans)
+static size_t side_size(int mode, size_t count, unsigned shift,
+                        unsigned span_shift, size_t chunks, size_t *tables_at,
+                        size_t *n_spans)
 {
 	/* The bitmaps start at pool->allocated[], right after the
 	 * structure. */
@@ -73,13 +74,13 @@ static size_t side_size(int mode, size_t count, unsigned span_shift,
 	*tables_at = head;
 	if (mode != POOL_PER_THREAD) {
 		/* They are allocated[], released[], then held[] (see
-		 * list.c), and in POOL_LOCKED mode cached[] and the depot's
-		 * cache line (locked.c). */
-		size_t words = (mode == POOL_LOCKED ? 3 : 2) *
-		                   ((count - 1) / 64 + 1) +
-		               (chunks - 1) / 64 + 1;
+		 * list.c), and in POOL_LOCKED mode the depot, on cache lines
+		 * of its own (locked.c): a word per magazine the pool's
+		 * blocks make, at most. */
+		size_t words = 2 * ((count - 1) / 64 + 1) + (chunks - 1) / 64 + 1;
 		if (mode == POOL_LOCKED)
-			words += 2 * POOL_CACHE_LINE / sizeof(uint64_t);
+			words += 3 * POOL_CACHE_LINE / sizeof(uint64_t) +
+			         count / stack_limit_of(shift, count) + 1;
 		return words > (SIZE_MAX - head) / sizeof(uint64_t)
 		           ? 0
 		           : head + words * sizeof(uint64_t);
@@ -141,7 +142,7 @@ struct pool *region_pool_map(int flags, size_t block_count, unsigned shift,
 	size_t tables_at = 0, span_count = 0;
 	if (area == 0)
 		return NULL;
-	size_t size = round_up(side_size(mode, block_count, span_shift,
+	size_t size = round_up(side_size(mode, block_count, shift, span_shift,
 	                                 area / chunk, &tables_at, &span_count),
 	                       region_page_size());
 	if (size == 0)
@@ -163,11 +164,7 @@ struct pool *region_pool_map(int flags, size_t block_count, unsigned shift,
 		pool->list.held =
 		    pool->list.released + (area / chunk - 1) / 64 + 1;
 		if (mode == POOL_LOCKED) {
-			pool->cached = (_Atomic uint64_t *)(pool->list.held +
-			                                    (block_count - 1) /
-			                                        64 +
-			                                    1);
-			uintptr_t at = (uintptr_t)(pool->cached +
+			uintptr_t at = (uintptr_t)(pool->list.held +
 			                           (block_count - 1) / 64 + 1);
 			pool->depot = (struct locked_depot *)round_up(
 			    at + 1, POOL_CACHE_LINE);

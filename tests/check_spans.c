@@ -688,6 +688,132 @@ START_TEST(test_locked_consumer_damaged)
 END_TEST
 
 /*
+ * POOL_LOCKED with the stacks on: no word a program leaves in its blocks
+ * (zeros, ones, their own addresses, the words of blocks on a stack
+ * copied) is taken for the mark of a block on a stack; a block the list
+ * hands out again, after pool_trim() gave the stack back with the marks
+ * on, is freed as any other, also from pool_malloc_bulk(); the stats
+ * count the blocks on a stack as free; and a double free of a block on
+ * the stack is reported once.
+ */
+#define TAG_BLOCKS 256
+#define TAG_TAKEN  64
+
+static void assert_all_free(pool_t *pool)
+{
+	pool_stats_t st = stats_of(pool);
+	ck_assert_uint_eq(st.in_use, 0);
+	ck_assert_uint_eq(st.allocs, st.frees);
+}
+
+START_TEST(test_locked_stack_marks)
+{
+	pool_t *pool = locked_stacks_pool(64, TAG_BLOCKS);
+	void *bulk[TAG_TAKEN];
+
+	misuse_record();
+	void **b = take(pool, 64, TAG_TAKEN);
+	for (size_t i = 0; i < TAG_TAKEN; i++)
+		pool_free(pool, b[i]);
+	assert_all_free(pool);
+	free(b);
+	b = take(pool, 64, TAG_TAKEN);
+	for (size_t i = 0; i < TAG_TAKEN; i++) {
+		uintptr_t *w = b[i];
+		if (i % 4 == 0)
+			memset(w, 0, 64);
+		else if (i % 4 == 1)
+			memset(w, 0xff, 64);
+		else
+			for (size_t k = 0; k < 64 / sizeof *w; k++)
+				w[k] = (uintptr_t)w;
+	}
+	/* Half freed, then the other half given those blocks' words, marks
+	 * and links included. */
+	for (size_t i = 0; i < TAG_TAKEN / 2; i++)
+		pool_free(pool, b[i]);
+	for (size_t i = TAG_TAKEN / 2; i < TAG_TAKEN; i++) {
+		raw_copy(b[i], b[i - TAG_TAKEN / 2], 64);
+		pool_free(pool, b[i]);
+	}
+	ck_assert_uint_eq(misuse_count(), 0);
+	assert_all_free(pool);
+	free(b);
+
+	/* Back to the list with their marks (a block of each page kept,
+	 * so that the trim gives no page back, which would clear them);
+	 * handed out again, untouched, and freed. */
+	void **pins = take(pool, 64, TAG_BLOCKS);
+	size_t n_pins = 0;
+	for (size_t i = 0; i < TAG_BLOCKS; i++)
+		if ((uintptr_t)pins[i] % 4096 == 0)
+			pins[n_pins++] = pins[i];
+		else
+			pool_free(pool, pins[i]);
+	ck_assert_uint_gt(n_pins, 0);
+	pool_trim(pool);
+	b = take(pool, 64, TAG_BLOCKS - n_pins);
+	for (size_t i = 0; i < TAG_BLOCKS - n_pins; i++)
+		pool_free(pool, b[i]);
+	ck_assert_uint_eq(misuse_count(), 0);
+	pool_trim(pool);
+	ck_assert_uint_eq(pool_malloc_bulk(pool, 64, TAG_TAKEN, bulk),
+	                  TAG_TAKEN);
+	pool_free_bulk(pool, TAG_TAKEN, bulk);
+	ck_assert_uint_eq(misuse_count(), 0);
+	give_back(pool, pins, n_pins);
+	assert_all_free(pool);
+
+	/* A double free of a block on the stack. */
+	void *p = pool_malloc(pool, 64);
+	ck_assert_ptr_nonnull(p);
+	pool_free(pool, p);
+	pool_free(pool, p);
+	ck_assert_uint_eq(misuse_count_of(POOL_ERROR_DOUBLE_FREE), 1);
+	ck_assert_uint_eq(misuse_count(), 1);
+	assert_all_free(pool);
+	free(b);
+}
+END_TEST
+
+/*
+ * POOL_LOCKED with the stacks on: a write after free over the mark of the
+ * block on top of the thread's stack is reported once, when the pool
+ * comes to that block; the stack's blocks are lost, and no block is
+ * handed out twice.  (Under Valgrind the pool keeps no stacks: a free
+ * block's word 1 is then nobody's, and nothing is reported.)
+ */
+START_TEST(test_locked_stack_mark_damaged)
+{
+	pool_t *pool = locked_stacks_pool(64, TAG_BLOCKS);
+	void **b = take(pool, 64, 4);
+	void **got = malloc(TAG_BLOCKS * sizeof *got);
+	ck_assert_ptr_nonnull(got);
+
+	misuse_record();
+	for (size_t i = 0; i < 4; i++)
+		pool_free(pool, b[i]);
+	raw_write((char *)b[3] + sizeof(void *), sizeof(void *), 0x41);
+	size_t n = 0;
+	while (n < TAG_BLOCKS && (got[n] = pool_malloc(pool, 64)) != NULL)
+		n++;
+	if (under_valgrind()) {
+		ck_assert_uint_eq(misuse_count(), 0);
+		ck_assert_uint_eq(n, TAG_BLOCKS);
+	} else {
+		ck_assert_uint_eq(misuse_count_of(POOL_ERROR_CORRUPTED), 1);
+		ck_assert_uint_eq(misuse_count(), 1);
+		ck_assert_uint_eq(n, TAG_BLOCKS - 4);
+	}
+	qsort(got, n, sizeof *got, pointer_order);
+	for (size_t i = 1; i < n; i++)
+		ck_assert_ptr_ne(got[i - 1], got[i]);
+	give_back(pool, got, n);
+	free(b);
+}
+END_TEST
+
+/*
  * Threads that allocate many spans' worth, free part of it and exit give
  * every span up: the blocks they freed, and those they left live which the
  * main thread frees after they are gone, all come back.
@@ -874,6 +1000,8 @@ Suite *spans_suite(void)
 	tcase_add_test(tc, test_locked_consumer_trim);
 	tcase_add_test(tc, test_locked_consumer_damaged);
 	tcase_add_test(tc, test_locked_consumer_idle);
+	tcase_add_test(tc, test_locked_stack_marks);
+	tcase_add_test(tc, test_locked_stack_mark_damaged);
 	tcase_add_test(tc, test_no_capacity_lost_at_exit);
 	tcase_add_test(tc, test_idle_threads_hold_little);
 	tcase_add_test(tc, test_bulk_from_threads_with_no_span);

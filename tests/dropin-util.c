@@ -91,3 +91,20 @@ raw_write(void *p, size_t len, unsigned char value)
 	for (size_t i = 0; i < len; i++)
 		((volatile unsigned char *)p)[i] = value;
 }
+
+/* Copies len bytes between blocks the pool may have poisoned or described
+ * as freed, as raw_write() writes. */
+#ifdef SHIFTPOOL_ASAN
+__attribute__((no_sanitize_address))
+#endif
+__attribute__((noinline)) void
+raw_copy(void *to, const void *from, size_t len)
+{
+#ifdef HAVE_VALGRIND_MEMCHECK_H
+	VALGRIND_MAKE_MEM_UNDEFINED(to, len);
+	VALGRIND_MAKE_MEM_DEFINED(from, len);
+#endif
+	for (size_t i = 0; i < len; i++)
+		((volatile unsigned char *)to)[i] =
+		    ((const volatile unsigned char *)from)[i];
+}

@@ -33,5 +33,7 @@ void assert_report(enum pool_error error, const char *function,
 void *opaque(void *p);
 /* Writes to memory the pool may have poisoned (a free block). */
 void raw_write(void *p, size_t len, unsigned char value);
+/* Copies len bytes as raw_write() writes them (from a free block too). */
+void raw_copy(void *to, const void *from, size_t len);
 
 #endif /* SHIFTPOOL_TESTS_DROPIN_H */
