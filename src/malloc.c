@@ -30,6 +30,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -71,6 +72,15 @@ extern void *__libc_memalign(size_t alignment, size_t size);
  * space, or strict overcommit), smaller sets are tried, down to this many
  * bytes per class. */
 #define SMALLEST_BYTES ((size_t)16 << 20)
+/* What the set does not serve goes to the C library's heap, which then
+ * holds nothing else: every free of a block at its top gives pages back
+ * under glibc's default trim threshold (128 KiB), and the next request
+ * faults them in again.  So the heap keeps up to this much free at its
+ * top, and serves requests below a quarter of it without mmap() (see
+ * heap= in shiftpool-malloc(7)). */
+#define DEFAULT_HEAP ((size_t)4 << 20)
+/* glibc refuses an mmap threshold above 32 MiB on 64-bit machines. */
+#define MAX_MMAP_THRESHOLD ((size_t)32 << 20)
 
 struct settings {
 	int mode;
@@ -78,6 +88,8 @@ struct settings {
 	size_t max_block;
 	size_t bytes;
 	bool bytes_given;
+	/* the C library heap's trim threshold, 0 for glibc's own */
+	size_t heap;
 	/* Where the statistics go at exit: nowhere, to stderr, or to a
 	 * file, whose name is in path[] with "%p" standing for the process
 	 * ID. */
@@ -171,6 +183,14 @@ static bool parse_setting(struct settings *s, const char *item, size_t len)
 		s->bytes_given = true;
 		return parse_size(value, value_len, &s->bytes);
 	}
+	if (token_is(item, key_len, "heap")) {
+		if (token_is(value, value_len, "glibc")) {
+			s->heap = 0;
+			return true;
+		}
+		return parse_size(value, value_len, &s->heap) &&
+		       s->heap <= INT_MAX;
+	}
 	if (token_is(item, key_len, "format")) {
 		if (token_is(value, value_len, "text"))
 			s->format = POOL_STATS_TEXT;
@@ -209,6 +229,7 @@ static void settings_read(struct settings *s)
 	                       .min_block = DEFAULT_MIN,
 	                       .max_block = DEFAULT_MAX,
 	                       .bytes = DEFAULT_BYTES,
+	                       .heap = DEFAULT_HEAP,
 	                       .format = POOL_STATS_TEXT};
 	const char *text = secure_getenv("SHIFTPOOL_MALLOC");
 	if (text == NULL)
@@ -331,10 +352,35 @@ static size_t page_now(void)
 	return page > 0 ? (size_t)page : 4096;
 }
 
+/* Whether the environment sets glibc's thresholds itself, which then
+ * stand. */
+static bool heap_configured(void)
+{
+	const char *tunables = secure_getenv("GLIBC_TUNABLES");
+	return secure_getenv("MALLOC_TRIM_THRESHOLD_") != NULL ||
+	       secure_getenv("MALLOC_MMAP_THRESHOLD_") != NULL ||
+	       (tunables != NULL &&
+	        (strstr(tunables, "glibc.malloc.trim_threshold") != NULL ||
+	         strstr(tunables, "glibc.malloc.mmap_threshold") != NULL));
+}
+
+/* The C library heap's thresholds, for what the set does not serve. */
+static void heap_tune(size_t heap)
+{
+	if (heap == 0 || heap_configured())
+		return;
+	size_t mmap_at = heap / 4 < MAX_MMAP_THRESHOLD ? heap / 4
+	                                                : MAX_MMAP_THRESHOLD;
+	mallopt(M_TRIM_THRESHOLD, (int)heap);
+	if (mmap_at > 0)
+		mallopt(M_MMAP_THRESHOLD, (int)mmap_at);
+}
+
 static pool_set_t *set_make(void)
 {
 	settings_read(&settings);
 	page_size = page_now();
+	heap_tune(settings.heap);
 
 	size_t bytes = settings.bytes;
 	for (;;) {

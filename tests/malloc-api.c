@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static int failures;
@@ -236,8 +237,32 @@ static void check_set_serves(void)
 	free(a);
 }
 
+/* "heap": the page faults of large blocks (the set's classes stop at 32
+ * KiB, so the C library's heap serves them) allocated, written and freed
+ * in turn, printed for malloc-settings.sh to compare heap= settings. */
+static int heap_faults(void)
+{
+	struct rusage before, after;
+	getrusage(RUSAGE_SELF, &before);
+	for (int i = 0; i < 1000; i++) {
+		char *a = malloc(100 << 10), *b = malloc(100 << 10);
+		CHECK(a != NULL && b != NULL);
+		if (a == NULL || b == NULL)
+			break;
+		memset(a, i, 100 << 10);
+		memset(b, i, 100 << 10);
+		free(b);
+		free(a);
+	}
+	getrusage(RUSAGE_SELF, &after);
+	printf("faults %ld\n", after.ru_minflt - before.ru_minflt);
+	return failures == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "heap") == 0)
+		return heap_faults();
 	int set = argc > 1 && strcmp(argv[1], "set") == 0;
 	check_aligned_calls();
 	check_reallocarray();

@@ -50,13 +50,32 @@ SHIFTPOOL_MALLOC=mode=fast LD_PRELOAD=$preload "$api" set \
 grep -q "^shiftpool-malloc: SHIFTPOOL_MALLOC: not understood, using the defaults: 'mode=fast'\$" \
 	"$scratch/err" || fail "no report of 'mode=fast': $(cat "$scratch/err")"
 for bad in min=24 max=3000 min=4096,max=64 max=2G bytes=0 bytes=12Q \
-	stats= format=xml, unknown=1 min; do
+	stats= format=xml, unknown=1 min heap=0 heap=3G heap=fast; do
 	SHIFTPOOL_MALLOC=$bad LD_PRELOAD=$preload "$api" set \
 		>"$scratch/out" 2>"$scratch/err" ||
 		fail "malloc-api failed with SHIFTPOOL_MALLOC=$bad"
 	grep -q "using the defaults" "$scratch/err" ||
 		fail "SHIFTPOOL_MALLOC=$bad was not reported"
 done
+
+# heap=: the C library's heap, which serves the blocks above the classes,
+# keeps its free top (4M by default) instead of giving pages back on
+# every free and faulting them in again; heap=glibc, and glibc's own
+# thresholds set in GLIBC_TUNABLES, keep glibc's behaviour.  Page faults
+# are counted, not timed.
+faults_of() { # environment assignments...
+	env "$@" LD_PRELOAD=$preload "$api" heap | sed -n 's/^faults //p'
+}
+tuned=$(faults_of SHIFTPOOL_MALLOC=)
+own=$(faults_of SHIFTPOOL_MALLOC=heap=glibc)
+tunables=$(faults_of GLIBC_TUNABLES=glibc.malloc.trim_threshold=131072)
+if [ -z "$tuned" ] || [ -z "$own" ] || [ -z "$tunables" ]; then
+	fail "malloc-api heap printed no fault count"
+elif [ $((tuned * 10)) -ge "$own" ]; then
+	fail "heap= (default) faulted $tuned times, glibc's heap $own"
+elif [ $((tuned * 10)) -ge "$tunables" ]; then
+	fail "GLIBC_TUNABLES did not stand: $tunables faults, $tuned tuned"
+fi
 
 # No set can be made (4 PiB a class, beyond any address space): reported,
 # the C library serves, so malloc-api's own checks (not the set's) hold.
