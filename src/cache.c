@@ -221,7 +221,8 @@ int cache_pool_init(struct pool *pool,
 		return ENOMEM;
 	pool->hint_offset = (int32_t)offset;
 #endif
-	pool->stack_limit = stack_limit_of(pool->block_shift, pool->block_count);
+	pool->stack_limit =
+	    stack_limit_of(pool->block_shift, pool->block_count);
 	pool->cache_retire = retire;
 	return 0;
 }

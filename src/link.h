@@ -190,7 +190,8 @@ POOL_INLINE void remote_link_store(const struct pool *pool, void *block,
  */
 POOL_INLINE uintptr_t stack_tag(const struct pool *pool, const void *block)
 {
-	uint64_t mix = (uint64_t)(uintptr_t)block * UINT64_C(0xc2b2ae3d27d4eb4f);
+	uint64_t mix =
+	    (uint64_t)(uintptr_t)block * UINT64_C(0xc2b2ae3d27d4eb4f);
 	return (uintptr_t)((uint64_t)pool->secret ^ (mix >> 23 | mix << 41) ^
 	                   UINT64_C(0x5bd1e9955bd1e995));
 }

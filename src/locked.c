@@ -96,16 +96,17 @@
  *    allocations).  A block in a magazine is on a stack (point 2):
  *    allocated, tagged, its link in word 0; the depot is an array of the
  *    magazines' heads, with room for as many as the pool's blocks make
- *    (a word per pool->stack_limit blocks).  The magazine being filled is never out of reach: the filling
- *    thread takes it (an exchange) and puts it back (a store) around
- *    each push, so that a thread that finds the pool dry (its stack, the
- *    depot and the list empty, no block never used) takes it whole with
- *    an exchange, under caches_lock, and the filling thread starts a new
- *    one.  pool_trim() gives the depot's magazines and those being
- *    filled to the list first, so that their pages can go, and a thread
- *    that exits gives back the one it was filling.  The cost: a pool
- *    with room for no more than the blocks in flight may find one
- *    magazine in the moment its filling thread holds it, and fall back.
+ *    (a word per pool->stack_limit blocks).  The magazine being filled
+ *    is never out of reach: the filling thread takes it (an exchange)
+ *    and puts it back (a store) around each push, so that a thread that
+ *    finds the pool dry (its stack, the depot and the list empty, no
+ *    block never used) takes it whole with an exchange, under
+ *    caches_lock, and the filling thread starts a new one.  pool_trim()
+ *    gives the depot's magazines and those being filled to the list
+ *    first, so that their pages can go, and a thread that exits gives
+ *    back the one it was filling.  The cost: a pool with room for no
+ *    more than the blocks in flight may find one magazine in the moment
+ *    its filling thread holds it, and fall back.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -182,7 +183,8 @@ static void depot_put(struct pool *pool, struct thread_stack *stack)
 {
 	struct locked_depot *depot = pool->depot;
 	lock_acquire(&pool->lock);
-	size_t count = atomic_load_explicit(&depot->count, memory_order_relaxed);
+	size_t count =
+	    atomic_load_explicit(&depot->count, memory_order_relaxed);
 	POOL_ASSERT(count < pool->block_count / pool->stack_limit);
 	depot->magazines[count] = stack->head;
 	atomic_store_explicit(&depot->count, count + 1, memory_order_relaxed);
@@ -195,7 +197,8 @@ static void depot_put(struct pool *pool, struct thread_stack *stack)
 static char *depot_pop(struct pool *pool)
 {
 	struct locked_depot *depot = pool->depot;
-	size_t count = atomic_load_explicit(&depot->count, memory_order_relaxed);
+	size_t count =
+	    atomic_load_explicit(&depot->count, memory_order_relaxed);
 	if (count == 0)
 		return NULL;
 	char *head = depot->magazines[count - 1];
@@ -448,9 +451,9 @@ void locked_stats(struct pool *pool, pool_stats_t *out)
 	cache_sum_counters(pool, sums);
 	/* The blocks on stacks: those freed onto them less those that left
 	 * them (point 3 of the design). */
-	uint64_t left = sums[COUNT_STACK_POPS] +
-	                atomic_load_explicit(&pool->depot->returned,
-	                                     memory_order_relaxed);
+	uint64_t left =
+	    sums[COUNT_STACK_POPS] +
+	    atomic_load_explicit(&pool->depot->returned, memory_order_relaxed);
 	uint64_t stacked = sums[COUNT_STACK_PUSHES] >= left
 	                       ? sums[COUNT_STACK_PUSHES] - left
 	                       : 0;

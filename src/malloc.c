@@ -369,8 +369,8 @@ static void heap_tune(size_t heap)
 {
 	if (heap == 0 || heap_configured())
 		return;
-	size_t mmap_at = heap / 4 < MAX_MMAP_THRESHOLD ? heap / 4
-	                                                : MAX_MMAP_THRESHOLD;
+	size_t mmap_at =
+	    heap / 4 < MAX_MMAP_THRESHOLD ? heap / 4 : MAX_MMAP_THRESHOLD;
 	mallopt(M_TRIM_THRESHOLD, (int)heap);
 	if (mmap_at > 0)
 		mallopt(M_MMAP_THRESHOLD, (int)mmap_at);

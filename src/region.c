@@ -77,7 +77,8 @@ static size_t side_size(int mode, size_t count, unsigned shift,
 		 * list.c), and in POOL_LOCKED mode the depot, on cache lines
 		 * of its own (locked.c): a word per magazine the pool's
 		 * blocks make, at most. */
-		size_t words = 2 * ((count - 1) / 64 + 1) + (chunks - 1) / 64 + 1;
+		size_t words =
+		    2 * ((count - 1) / 64 + 1) + (chunks - 1) / 64 + 1;
 		if (mode == POOL_LOCKED)
 			words += 3 * POOL_CACHE_LINE / sizeof(uint64_t) +
 			         count / stack_limit_of(shift, count) + 1;
