@@ -562,9 +562,17 @@ static void *race_free(void *arg)
 
 START_TEST(test_double_free_at_once)
 {
-	int mode = test_modes[TEST_FIRST_CONCURRENT_MODE + _i];
+	/* The loop's last turn: POOL_LOCKED with the threads' stacks on from
+	 * the start, where the tag a free leaves in the block arbitrates. */
+	bool stacks = _i == TEST_MODE_COUNT - TEST_FIRST_CONCURRENT_MODE;
+	int mode = stacks ? POOL_LOCKED
+	                  : test_modes[TEST_FIRST_CONCURRENT_MODE + _i];
+	if (stacks)
+		ck_assert_int_eq(setenv("SHIFTPOOL_DEBUG", "locked-stacks", 1),
+		                 0);
 	/* Room for every thread to hold blocks of its own. */
 	pool_t *pool = test_pool(64, 256, mode);
+	unsetenv("SHIFTPOOL_DEBUG");
 	struct race r = {.pool = pool};
 	struct racer racers[2];
 	pthread_t threads[2];
@@ -756,7 +764,8 @@ Suite *misuse_suite(void)
 	 * TEST_FIRST_CONCURRENT_MODE. */
 	tc = test_tcase(s, "double_free_concurrent");
 	test_add_concurrent_modes(tc, test_double_free_by_owner);
-	test_add_concurrent_modes(tc, test_double_free_at_once);
+	tcase_add_loop_test(tc, test_double_free_at_once, 0,
+	                    TEST_MODE_COUNT - TEST_FIRST_CONCURRENT_MODE + 1);
 
 	tc = test_tcase(s, "handler");
 	tcase_add_test(tc, test_handler_api);
