@@ -83,7 +83,7 @@ POOL_INLINE void *thread_pop(struct pool *pool, unsigned hooks)
 
 /*
  * pool_free's fast path: a block of any span this thread owns goes on
- * that span's local list, with plain loads and stores.  Returns 0
+ * the thread's stack, with plain loads and stores.  Returns 0
  * (freed), a pool_error (nothing changed then), or -1 when the pointer
  * needs the slow path: none of the thread's spans' blocks, outside the
  * region, a span on the thread's full list, or a span the free would
