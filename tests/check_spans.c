@@ -863,6 +863,105 @@ START_TEST(test_no_capacity_lost_at_exit)
 END_TEST
 
 /*
+ * A thread the pool runs dry for: another thread holds a span with blocks
+ * free that it cannot have, so it falls back, and keeps its own spans (the
+ * sweep leaves them unsealed when the pool has none to give).  Its frees
+ * and the frees of other threads into its spans serve it again, from the
+ * pool, and once everything is freed no block of the pool is lost.
+ */
+#define DRY_BLOCKS 256 /* 16 spans of 16 blocks */
+#define DRY_HELD   8   /* the other thread's blocks: half its span */
+
+struct dry_holder {
+	pool_t *pool;
+	pthread_barrier_t *taken, *release;
+};
+
+static void *dry_holder_run(void *arg)
+{
+	struct dry_holder *h = arg;
+	void **blocks = take(h->pool, 64, DRY_HELD);
+	pthread_barrier_wait(h->taken);
+	pthread_barrier_wait(h->release);
+	give_back(h->pool, blocks, DRY_HELD);
+	return NULL;
+}
+
+struct frees_of {
+	pool_t *pool;
+	void **blocks;
+	size_t n;
+};
+
+static void *free_them_run(void *arg)
+{
+	struct frees_of *f = arg;
+	for (size_t i = 0; i < f->n; i++)
+		pool_free(f->pool, f->blocks[i]);
+	return NULL;
+}
+
+/* Allocates n blocks into blocks[], each asserted from the pool, then one
+ * more, asserted from the fallback (freed again). */
+static void take_until_dry(pool_t *pool, void **blocks, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		blocks[i] = pool_malloc(pool, 64);
+		ck_assert_msg(blocks[i] != NULL && pool_owns(pool, blocks[i]),
+		              "block %zu of %zu not from the pool", i, n);
+	}
+	void *extra = pool_malloc(pool, 64);
+	ck_assert_ptr_nonnull(extra);
+	ck_assert_msg(!pool_owns(pool, extra), "the pool had a block more");
+	pool_free(pool, extra);
+}
+
+START_TEST(test_dry_pool_keeps_spans)
+{
+	pool_t *pool = test_pool(64, DRY_BLOCKS, POOL_PER_THREAD);
+	pthread_barrier_t taken, release;
+	ck_assert_int_eq(pthread_barrier_init(&taken, NULL, 2), 0);
+	ck_assert_int_eq(pthread_barrier_init(&release, NULL, 2), 0);
+	struct dry_holder h = {pool, &taken, &release};
+	pthread_t holder;
+	ck_assert_int_eq(pthread_create(&holder, NULL, dry_holder_run, &h), 0);
+	pthread_barrier_wait(&taken);
+
+	/* Every other span is this thread's: 240 blocks, then the fallback. */
+	size_t mine = DRY_BLOCKS - 16;
+	void **blocks = malloc(mine * sizeof *blocks);
+	ck_assert_ptr_nonnull(blocks);
+	take_until_dry(pool, blocks, mine);
+
+	/* Its own frees, in random order, serve it again. */
+	shuffle_pointers(blocks, mine, 7);
+	for (size_t i = 0; i < 100; i++)
+		pool_free(pool, blocks[i]);
+	take_until_dry(pool, blocks, 100);
+
+	/* So do another thread's frees into its spans. */
+	struct frees_of f = {pool, blocks + 100, 50};
+	pthread_t freer;
+	ck_assert_int_eq(pthread_create(&freer, NULL, free_them_run, &f), 0);
+	ck_assert_int_eq(pthread_join(freer, NULL), 0);
+	take_until_dry(pool, blocks + 100, 50);
+
+	pool_stats_t st = stats_of(pool);
+	ck_assert_uint_eq(st.in_use, mine + DRY_HELD);
+	ck_assert_uint_eq(st.fallback_allocs, 3);
+	ck_assert_uint_eq(st.fallback_frees, 3);
+
+	give_back(pool, blocks, mine);
+	pthread_barrier_wait(&release);
+	ck_assert_int_eq(pthread_join(holder, NULL), 0);
+	pthread_barrier_destroy(&taken);
+	pthread_barrier_destroy(&release);
+	ck_assert_uint_eq(stats_of(pool).in_use, 0);
+	ck_assert_uint_eq(blocks_left(pool, 64, DRY_BLOCKS), DRY_BLOCKS);
+}
+END_TEST
+
+/*
  * Many threads each allocate a few spans' worth, free everything, and stay
  * alive, idle: each holds at most its active span and one wholly free span
  * besides, so the main thread still gets the rest of the pool.
@@ -1003,6 +1102,7 @@ Suite *spans_suite(void)
 	tcase_add_test(tc, test_locked_stack_marks);
 	tcase_add_test(tc, test_locked_stack_mark_damaged);
 	tcase_add_test(tc, test_no_capacity_lost_at_exit);
+	tcase_add_test(tc, test_dry_pool_keeps_spans);
 	tcase_add_test(tc, test_idle_threads_hold_little);
 	tcase_add_test(tc, test_bulk_from_threads_with_no_span);
 	return s;
