@@ -887,20 +887,6 @@ static void *dry_holder_run(void *arg)
 	return NULL;
 }
 
-struct frees_of {
-	pool_t *pool;
-	void **blocks;
-	size_t n;
-};
-
-static void *free_them_run(void *arg)
-{
-	struct frees_of *f = arg;
-	for (size_t i = 0; i < f->n; i++)
-		pool_free(f->pool, f->blocks[i]);
-	return NULL;
-}
-
 /* Allocates n blocks into blocks[], each asserted from the pool, then one
  * more, asserted from the fallback (freed again). */
 static void take_until_dry(pool_t *pool, void **blocks, size_t n)
@@ -940,9 +926,9 @@ START_TEST(test_dry_pool_keeps_spans)
 	take_until_dry(pool, blocks, 100);
 
 	/* So do another thread's frees into its spans. */
-	struct frees_of f = {pool, blocks + 100, 50};
+	struct free_batch f = {pool, blocks + 100, 50};
 	pthread_t freer;
-	ck_assert_int_eq(pthread_create(&freer, NULL, free_them_run, &f), 0);
+	ck_assert_int_eq(pthread_create(&freer, NULL, free_batch_run, &f), 0);
 	ck_assert_int_eq(pthread_join(freer, NULL), 0);
 	take_until_dry(pool, blocks + 100, 50);
 
