@@ -105,6 +105,9 @@ block_word_store(void *block, int word, uintptr_t value)
 	(SIZE_MAX > UINT32_MAX ? (size_t)1 << 47 : (size_t)SIZE_MAX)
 /* The size POOL_HUGEPAGES aligns the region to: a transparent huge page. */
 #define REGION_HUGE_PAGE ((size_t)2 << 20)
+/* The places in its first page a pool's structure may start at, each
+ * SHIFTPOOL_MAP_OFFSET_ bytes after the last (region.c). */
+#define REGION_COLORS 8
 
 /* ------------------------------------------------------------ limits */
 
@@ -551,10 +554,11 @@ struct free_list {
 struct pool_ops;
 
 /*
- * A pool.  It lives at the start of its own mapping, its side tables
- * after it (region.c).  The first cache line holds what every call reads
- * and nobody writes after pool_init(): the region's bounds and shape, how
- * to encode links, which fast path serves, pool_free()'s entry.
+ * A pool.  It lives in the first page of its own mapping, at one of
+ * REGION_COLORS places, its side tables after it (region.c).  The first
+ * cache line holds what every call reads and nobody writes after
+ * pool_init(): the region's bounds and shape, how to encode links, which
+ * fast path serves, pool_free()'s entry.
  */
 /* POOL_LOCKED's depot (locked.c, point 6): the magazines of the threads
  * that only free, guarded by the pool's lock; count is read without it
@@ -712,7 +716,8 @@ struct pool {
 
 	/* POOL_SINGLE and POOL_LOCKED: one bit per block, 1 while handed
 	 * out; at the fixed offset the public header's fast paths address it
-	 * at (the alignment places it there: the pool starts a mapping). */
+	 * at (the alignment places it there: the pool starts at a multiple
+	 * of SHIFTPOOL_MAP_OFFSET_ in its mapping). */
 	_Alignas(SHIFTPOOL_MAP_OFFSET_) uint64_t allocated[];
 };
 

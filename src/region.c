@@ -148,10 +148,24 @@ struct pool *region_pool_map(int flags, size_t block_count, unsigned shift,
 	                       region_page_size());
 	if (size == 0)
 		return NULL;
-	struct pool *pool = map_anonymous(size, PROT_READ | PROT_WRITE);
-	if (pool == NULL)
+	/* Each pool starts at one of REGION_COLORS places in its first page,
+	 * in turn: at the page's start, every pool's header and first span
+	 * descriptors would fall in the same few sets of a cache indexed by
+	 * the address's low bits, and a set's classes would evict each other
+	 * from them. */
+	static _Atomic unsigned next_color;
+	size_t color =
+	    atomic_fetch_add_explicit(&next_color, 1, memory_order_relaxed) %
+	    REGION_COLORS;
+	size_t offset = color * SHIFTPOOL_MAP_OFFSET_;
+	if (size > SIZE_MAX - region_page_size())
 		return NULL;
-	pool->side = pool;
+	size = round_up(size + offset, region_page_size());
+	char *map = map_anonymous(size, PROT_READ | PROT_WRITE);
+	if (map == NULL)
+		return NULL;
+	struct pool *pool = (struct pool *)(void *)(map + offset);
+	pool->side = map;
 	pool->side_size = size;
 	pool->chunk_shift = (uint8_t)log2_of(chunk);
 	pool->chunk_count = area / chunk;
