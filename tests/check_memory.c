@@ -12,6 +12,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +269,37 @@ START_TEST(test_hugepages_aligned)
 }
 END_TEST
 
+/* Pools made one after the other have their structures at different
+ * places in their pages: at one place, every pool's header would fall in
+ * the same sets of the cache, and a set's classes would evict each
+ * other's. */
+START_TEST(test_pools_spread_in_their_pages)
+{
+	int mode = test_modes[_i];
+	enum { POOLS = 8 };
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t offsets[POOLS];
+	size_t distinct = 0;
+
+	for (int i = 0; i < POOLS; i++) {
+		pool_t *pool = pool_init(64, 64, mode);
+		ck_assert_ptr_nonnull(pool);
+		uintptr_t offset = (uintptr_t)pool & (page - 1);
+		ck_assert_msg(offset % 512 == 0, "pool at %p", (void *)pool);
+		bool seen = false;
+		for (size_t j = 0; j < distinct; j++)
+			seen |= offsets[j] == offset;
+		if (!seen)
+			offsets[distinct++] = offset;
+		void *block = pool_malloc(pool, 64);
+		ck_assert(pool_owns(pool, block));
+		pool_free(pool, block);
+		pool_destroy(pool);
+	}
+	ck_assert_uint_eq(distinct, POOLS);
+}
+END_TEST
+
 /* POOL_LOCK_MEMORY: the region is resident at once, and pool_trim() gives
  * none of it back. */
 START_TEST(test_lock_memory_resident)
@@ -361,6 +393,7 @@ Suite *memory_suite(void)
 	tc = test_tcase(s, "options");
 	test_add_every_mode(tc, test_prefault_no_faults);
 	test_add_every_mode(tc, test_hugepages_aligned);
+	test_add_every_mode(tc, test_pools_spread_in_their_pages);
 	test_add_every_mode(tc, test_lock_memory_resident);
 	/* It lowers the process's limit: only in a forked child of its own
 	 * (CK_FORK=no, for a debugger, leaves it out). */
