@@ -138,7 +138,7 @@ static void prune_orphans(void)
 
 /* This thread's cache for the pool, created on first use, held by the
  * hint; NULL when it cannot be made (the caller falls back). */
-static struct thread_cache *cache_lookup(struct pool *pool)
+struct thread_cache *cache_lookup(struct pool *pool)
 {
 	for (struct thread_cache *tc = thread_caches; tc;
 	     tc = tc->thread_next) {
@@ -175,13 +175,6 @@ static struct thread_cache *cache_lookup(struct pool *pool)
 	return tc;
 }
 
-struct thread_cache *cache_get(struct pool *pool)
-{
-	struct thread_hint *hint = hint_of(pool);
-	if (likely(hint->pool_id == pool->id))
-		return hint->cache;
-	return cache_lookup(pool);
-}
 
 /* ------------------------------------------------------------ internal API */
 

@@ -125,9 +125,19 @@ POOL_INLINE void hint_set_span(struct pool *pool, struct span *span)
 	hint->capacity = span->capacity;
 }
 
+/* The thread's cache for the pool when its hint holds another pool:
+ * found in the thread's list, or made. */
+POOL_NOINLINE struct thread_cache *cache_lookup(struct pool *pool);
+
 /* This thread's cache for the pool, made on first use and then held by
  * the pool's hint; NULL when it cannot be made (the caller falls back). */
-struct thread_cache *cache_get(struct pool *pool);
+POOL_INLINE struct thread_cache *cache_get(struct pool *pool)
+{
+	struct thread_hint *hint = hint_of(pool);
+	if (likely(hint->pool_id == pool->id))
+		return hint->cache;
+	return cache_lookup(pool);
+}
 /* Sets up a pool's hint slot and stack limit; retire is what the pool's
  * mode does with a cache whose thread exits (under caches_lock, the pool
  * alive, the hint written back).  Returns 0 or an errno value. */
