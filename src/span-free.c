@@ -51,13 +51,14 @@ static bool span_take_over(struct pool *pool, struct thread_cache *tc,
 {
 	uint64_t expected = SPAN_ABANDONED;
 
-	if (hint_span(hint_of(pool)) == NULL && tc->partial.head == 0)
-		return false;
 	/* An abandoned span has no remote frees: the first one clears the
 	 * flag and publishes the span. */
 	if (atomic_load_explicit(&span->remote, memory_order_relaxed) !=
-	        SPAN_ABANDONED ||
-	    !atomic_compare_exchange_strong_explicit(&span->remote, &expected,
+	    SPAN_ABANDONED)
+		return false;
+	if (hint_span(hint_of(pool)) == NULL && tc->partial.head == 0)
+		return false;
+	if (!atomic_compare_exchange_strong_explicit(&span->remote, &expected,
 	                                             0, memory_order_acquire,
 	                                             memory_order_relaxed))
 		return false;
@@ -92,21 +93,28 @@ int thread_free_slow(struct pool *pool, void *block, size_t index,
                      unsigned hooks)
 {
 	struct span *span = &pool->spans[index >> pool->span_shift];
-	uint32_t rel = (uint32_t)(index - span_first_block(pool, span));
+	uint32_t rel = (uint32_t)(index & (((size_t)1 << pool->span_shift) - 1));
 	struct thread_cache *tc = cache_get(pool);
 
 	if (tc != NULL) {
-		/* A full stack: half of it back to the spans, then the free
-		 * goes on it as the fast path's would. */
-		struct thread_stack *stack = &hint_of(pool)->stack;
-		if (stack->count >= stack->limit)
-			stack_flush(pool, tc, stack->count - stack->limit / 2);
-		int error = thread_push(pool, block, hooks);
-		if (error >= 0)
-			return error;
-		/* Refused again: a span that the free leaves with nothing
-		 * handed out, or one the thread takes over. */
+		/* Only this thread makes a span its cache's (point 10), so a
+		 * span that is not is another thread's, or nobody's: the
+		 * stack is no place for its block. */
 		uintptr_t owner = span_owner(span) & ~OWNER_FULL;
+		if (owner == (uintptr_t)tc) {
+			/* A full stack: half of it back to the spans, then
+			 * the free goes on it as the fast path's would. */
+			struct thread_stack *stack = &hint_of(pool)->stack;
+			if (stack->count >= stack->limit)
+				stack_flush(pool, tc,
+				            stack->count - stack->limit / 2);
+			int error = thread_push(pool, block, hooks);
+			if (error >= 0)
+				return error;
+			/* Refused again: a span that the free leaves with
+			 * nothing handed out (or one the flush gave up). */
+			owner = span_owner(span) & ~OWNER_FULL;
+		}
 		if (owner == (uintptr_t)tc || span_take_over(pool, tc, span))
 			return span_free_local(pool, tc, span, rel, block,
 			                       hooks);
