@@ -430,61 +430,80 @@ static void span_unpark(struct pool *pool, struct span *span)
 	span_set_parked(pool, span, parked);
 }
 
-/*
- * Moves the span's remote list onto its local list.  The caller owns the
- * span.  Returns how many blocks came back.
- */
-size_t span_drain(struct pool *pool, struct span *span)
+/* span_drain() for the pool's hooks: compiled apart for unhooked pools,
+ * whose loop then tests no hook. */
+POOL_INLINE size_t span_drain_hooked(struct pool *pool, struct span *span,
+                                     unsigned hooks)
 {
-	unsigned hooks = pool->hooks;
-	/* Most drains find nothing: look before paying for an exchange. */
-	if (atomic_load_explicit(&span->remote, memory_order_relaxed) == 0)
-		return 0;
 	uint64_t head =
 	    atomic_exchange_explicit(&span->remote, 0, memory_order_acquire);
 	/* SPAN_ABANDONED is set only while nobody holds the span. */
 	POOL_ASSERT(!(head & SPAN_ABANDONED));
 	size_t returned = 0;
 	uint64_t link = (uint32_t)head;
+	/* The local list is the owner's: its head is kept in a register
+	 * while the loop runs, and written back before anything is
+	 * reported. */
+	char *local = span->local;
 
+	/* Each link is checked before it is followed: the head here, the
+	 * others as they are read. */
+	if (link - 1 >= span->capacity || !span_claimed(span, link - 1)) {
+		/* Only a claimed block is ever pushed. */
+		span_damaged(pool, span_block(pool, span, 0));
+		link = 0;
+	}
 	while (link != 0) {
 		uint64_t rel = link - 1;
-		if (rel >= span->capacity || !span_claimed(span, rel)) {
-			/* We came round a loop (a claim is cleared once
-			 * processed): stop; never follow it. */
-			span_damaged(pool, span_block(pool, span, 0));
-			break;
-		}
 		char *block = span_block(pool, span, rel);
 		link = remote_link_load(pool, block, hooks);
 		if (link != 0 && (link - 1 >= span->capacity ||
 		                  !span_claimed(span, link - 1))) {
-			/* Its remote link was overwritten after the free:
-			 * it and the rest of the list are lost (left
-			 * claimed: freed, in use by nobody, never handed
-			 * out), and the link is never followed. */
+			/* Its remote link was overwritten after the free
+			 * (or we came round a loop: a claim is cleared once
+			 * processed): it and the rest of the list are lost
+			 * (left claimed: freed, in use by nobody, never
+			 * handed out), and the link is never followed. */
+			span->local = local;
 			span_damaged(pool, block);
 			break;
 		}
 		hooks_block_relinked(block, hooks);
-		if (span_out(span, rel)) {
-			span_set_out(span, rel, false);
-			span_list_push(pool, &span->local, block);
+		if (owned_test_and_clear(span->out, rel)) {
+			link_store(pool, block, (uintptr_t)local, hooks);
+			local = block;
+			span->used--;
 			returned++;
 		} else {
 			/* The owner freed this block while another thread
 			 * freed it too: the owner's free stands (the block is
 			 * on the local list or parked) and the remote one is
 			 * the second. */
+			span->local = local;
 			report_detected(pool, "pool_free", block,
 			                POOL_ERROR_DOUBLE_FREE);
 		}
 		atomic_fetch_and_explicit(&span->claim[rel >> 6],
 		                          ~bit_mask(rel), memory_order_relaxed);
 	}
+	span->local = local;
 	if (span->parked != 0)
 		span_unpark(pool, span);
 	return returned;
+}
+
+/*
+ * Moves the span's remote list onto its local list.  The caller owns the
+ * span.  Returns how many blocks came back.
+ */
+size_t span_drain(struct pool *pool, struct span *span)
+{
+	/* Most drains find nothing: look before paying for an exchange. */
+	if (atomic_load_explicit(&span->remote, memory_order_relaxed) == 0)
+		return 0;
+	if (unlikely(pool->hooks))
+		return span_drain_hooked(pool, span, pool->hooks);
+	return span_drain_hooked(pool, span, 0);
 }
 
 static bool span_has_free(const struct span *span)

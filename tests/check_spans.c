@@ -1006,6 +1006,62 @@ START_TEST(test_idle_threads_hold_little)
 END_TEST
 
 /*
+ * A thread's spans whose blocks another thread freed come back to it whole
+ * (the drains count each block back), so once it has allocated them again
+ * and freed everything itself, it keeps no more than an idle thread that
+ * only ever freed its own: the main thread gets the rest of the pool.
+ */
+#define DRAINED_BLOCKS 4096 /* 16 spans of 256 */
+
+struct drained {
+	pool_t *pool;
+	void **blocks;
+	pthread_barrier_t *step;
+};
+
+static void *drained_owner_run(void *arg)
+{
+	struct drained *d = arg;
+	d->blocks = take(d->pool, 64, DRAINED_BLOCKS);
+	pthread_barrier_wait(d->step); /* the main thread frees them all */
+	pthread_barrier_wait(d->step);
+	free(d->blocks);
+	d->blocks = take(d->pool, 64, DRAINED_BLOCKS);
+	shuffle_pointers(d->blocks, DRAINED_BLOCKS,
+	                 (uint64_t)(uintptr_t)d->blocks);
+	give_back(d->pool, d->blocks, DRAINED_BLOCKS);
+	pthread_barrier_wait(d->step); /* the main thread counts */
+	pthread_barrier_wait(d->step); /* idle, alive, until then */
+	return NULL;
+}
+
+START_TEST(test_remote_freed_spans_come_back)
+{
+	pool_t *pool = test_pool(64, DRAINED_BLOCKS, PT);
+	pthread_barrier_t step;
+	pthread_t owner;
+	struct drained d = {.pool = pool, .step = &step};
+
+	pthread_barrier_init(&step, NULL, 2);
+	ck_assert_int_eq(pthread_create(&owner, NULL, drained_owner_run, &d),
+	                 0);
+	pthread_barrier_wait(&step);
+	for (size_t i = 0; i < DRAINED_BLOCKS; i++)
+		pool_free(pool, d.blocks[i]);
+	pthread_barrier_wait(&step);
+	pthread_barrier_wait(&step);
+	size_t left = blocks_left(pool, 64, DRAINED_BLOCKS);
+	pthread_barrier_wait(&step);
+	ck_assert_int_eq(pthread_join(owner, NULL), 0);
+	pthread_barrier_destroy(&step);
+	ck_assert_msg(left >= DRAINED_BLOCKS - IDLE_KEPT * 256,
+	              "a thread that freed everything holds %zu blocks",
+	              (size_t)DRAINED_BLOCKS - left);
+	ck_assert_uint_eq(stats_of(pool).in_use, 0);
+}
+END_TEST
+
+/*
  * Two threads that hold no span of the pool (they never allocated from it)
  * free blocks of it with pool_free_bulk() and ask for blocks with
  * pool_malloc_bulk() at the same time.  The bulk loops of a thread with no
@@ -1092,6 +1148,7 @@ Suite *spans_suite(void)
 	tcase_add_test(tc, test_no_capacity_lost_at_exit);
 	tcase_add_test(tc, test_dry_pool_loses_nothing);
 	tcase_add_test(tc, test_idle_threads_hold_little);
+	tcase_add_test(tc, test_remote_freed_spans_come_back);
 	tcase_add_test(tc, test_bulk_from_threads_with_no_span);
 	return s;
 }
