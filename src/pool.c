@@ -97,8 +97,15 @@ static POOL_NOINLINE void *alloc_rest(struct pool *pool, size_t size, bool zero,
                                       const char *function)
 {
 	unsigned hooks = pool->hooks;
+	void *block;
+	if (pool->mode == POOL_PER_THREAD && !hooks) {
+		block = thread_pop_fresh(pool);
+		if (block != NULL)
+			return block_out(pool, block, size, zero, true, 0,
+			                 function);
+	}
 	const char *outer = report_call_begin(function);
-	void *block = NULL;
+	block = NULL;
 	/* A block the hooks quarantine (hooked pools only) is replaced by
 	 * the next; the pool runs out of them eventually. */
 	while (size <= pool->block_size) {

@@ -931,6 +931,26 @@ static void *cache_use(struct pool *pool, struct thread_cache *tc,
 	return block;
 }
 
+void *thread_pop_fresh(struct pool *pool)
+{
+	struct thread_hint *hint = hint_of(pool);
+	/* A head that thread_pop() refused is the slow path's. */
+	if (hint->pool_id != pool->id || hint->stack.head != NULL)
+		return NULL;
+	struct span *span = hint->span;
+	if (span->local != NULL)
+		return NULL;
+	/* thread_no_span's capacity is 0: a thread without a span stops
+	 * here. */
+	uint32_t bump = atomic_load_explicit(&span->bump, memory_order_relaxed);
+	if (bump >= hint->capacity)
+		return NULL;
+	atomic_store_explicit(&span->bump, bump + 1, memory_order_relaxed);
+	span_set_out(span, bump, true);
+	owned_increment(&span->allocs);
+	return (char *)hint->first + ((size_t)bump << pool->block_shift);
+}
+
 void *thread_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 {
 	struct thread_cache *tc = cache_get(pool);

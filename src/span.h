@@ -166,6 +166,12 @@ POOL_INLINE size_t thread_push_many(struct pool *pool, size_t n,
 	return done;
 }
 
+/* pool_malloc/pool_calloc when thread_pop() missed because the active
+ * span's local list is empty, for an unhooked pool: the next never-used
+ * block of the span, the common case that needs no more of the slow path
+ * below (a span's first use hands out each of its blocks so), or NULL. */
+void *thread_pop_fresh(struct pool *pool);
+
 /* pool_malloc/pool_calloc when thread_pop() missed: the thread's cache is
  * looked up, then its span, another span.  NULL when the pool has nothing
  * this thread can have (the caller falls back); *fresh: never used. */
