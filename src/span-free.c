@@ -10,8 +10,8 @@
 /* ------------------------------------------------------------ frees */
 
 /* A remote free: claim the block, then push it on its span's remote list. */
-static int span_free_remote(struct pool *pool, struct span *span, uint32_t rel,
-                            void *block, unsigned hooks)
+POOL_INLINE int span_free_remote(struct pool *pool, struct span *span,
+                                 uint32_t rel, void *block, unsigned hooks)
 {
 	if (atomic_fetch_or_explicit(&span->claim[rel >> 6], bit_mask(rel),
 	                             memory_order_seq_cst) &
@@ -89,35 +89,49 @@ static int span_free_local(struct pool *pool, struct thread_cache *tc,
 	return 0;
 }
 
+/* A free into a span the cache owns, or may take over: onto the stack
+ * (a full one gives half back first), or span_free_local(); a remote
+ * free after all when another thread took the span over first. */
+static POOL_NOINLINE int thread_free_owned(struct pool *pool,
+                                           struct thread_cache *tc,
+                                           struct span *span, uint32_t rel,
+                                           void *block, unsigned hooks)
+{
+	uintptr_t owner = span_owner(span) & ~OWNER_FULL;
+	if (owner == (uintptr_t)tc) {
+		/* A full stack: half of it back to the spans, then the free
+		 * goes on it as the fast path's would. */
+		struct thread_stack *stack = &hint_of(pool)->stack;
+		if (stack->count >= stack->limit)
+			stack_flush(pool, tc, stack->count - stack->limit / 2);
+		int error = thread_push(pool, block, hooks);
+		if (error >= 0)
+			return error;
+		/* Refused again: a span that the free leaves with nothing
+		 * handed out (or one the flush gave up). */
+		owner = span_owner(span) & ~OWNER_FULL;
+	}
+	if (owner == (uintptr_t)tc || span_take_over(pool, tc, span))
+		return span_free_local(pool, tc, span, rel, block, hooks);
+	return span_free_remote(pool, span, rel, block, hooks);
+}
+
 int thread_free_slow(struct pool *pool, void *block, size_t index,
                      unsigned hooks)
 {
 	struct span *span = &pool->spans[index >> pool->span_shift];
-	uint32_t rel = (uint32_t)(index & (((size_t)1 << pool->span_shift) - 1));
+	uint32_t rel =
+	    (uint32_t)(index & (((size_t)1 << pool->span_shift) - 1));
 	struct thread_cache *tc = cache_get(pool);
 
-	if (tc != NULL) {
-		/* Only this thread makes a span its cache's (point 10), so a
-		 * span that is not is another thread's, or nobody's: the
-		 * stack is no place for its block. */
-		uintptr_t owner = span_owner(span) & ~OWNER_FULL;
-		if (owner == (uintptr_t)tc) {
-			/* A full stack: half of it back to the spans, then
-			 * the free goes on it as the fast path's would. */
-			struct thread_stack *stack = &hint_of(pool)->stack;
-			if (stack->count >= stack->limit)
-				stack_flush(pool, tc,
-				            stack->count - stack->limit / 2);
-			int error = thread_push(pool, block, hooks);
-			if (error >= 0)
-				return error;
-			/* Refused again: a span that the free leaves with
-			 * nothing handed out (or one the flush gave up). */
-			owner = span_owner(span) & ~OWNER_FULL;
-		}
-		if (owner == (uintptr_t)tc || span_take_over(pool, tc, span))
-			return span_free_local(pool, tc, span, rel, block,
-			                       hooks);
-	}
+	/* Only this thread makes a span its cache's (point 10 of the
+	 * design): a span that is not is another thread's, or nobody's, and
+	 * its block goes on no stack of this thread's.  An abandoned one
+	 * may be taken over. */
+	if (tc != NULL &&
+	    ((span_owner(span) & ~OWNER_FULL) == (uintptr_t)tc ||
+	     atomic_load_explicit(&span->remote, memory_order_relaxed) ==
+	         SPAN_ABANDONED))
+		return thread_free_owned(pool, tc, span, rel, block, hooks);
 	return span_free_remote(pool, span, rel, block, hooks);
 }

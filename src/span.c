@@ -227,11 +227,6 @@ static uint64_t span_rel(const struct pool *pool, const struct span *span,
 	return slot_from(span_block(pool, span, 0), pool->block_shift, ptr);
 }
 
-uintptr_t span_owner(struct span *span)
-{
-	return atomic_load_explicit(&span->owner, memory_order_relaxed);
-}
-
 /* Point 10 of the design: only the thread handing the span over, or the
  * one that just acquired it, writes owner. */
 void span_set_owner(struct span *span, uintptr_t owner)

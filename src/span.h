@@ -54,7 +54,10 @@ size_t span_drain(struct pool *pool, struct span *span);
  * back onto its span's list (with the list moves a local free makes), and
  * the thread's stack given back to the spans, n blocks of it or all of one
  * span's. */
-uintptr_t span_owner(struct span *span);
+POOL_INLINE uintptr_t span_owner(struct span *span)
+{
+	return atomic_load_explicit(&span->owner, memory_order_relaxed);
+}
 void span_set_owner(struct span *span, uintptr_t owner);
 void list_add(struct pool *pool, struct span_list *list, struct span *span);
 void span_take_back(struct pool *pool, struct thread_cache *tc,
