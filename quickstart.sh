@@ -2,9 +2,10 @@
 # shiftpool quick start: installs what a Debian machine lacks, builds, and
 #   ./quickstart.sh test    runs the test suite: make check, the unit tests
 #                           under Valgrind, make distcheck, make check under
-#                           ASan+UBSan, the stress tests under TSan, each
-#                           fuzz target for FUZZ_SECONDS (default 30),
-#                           cppcheck and gcc -fanalyzer
+#                           ASan+UBSan with the internal assertions and
+#                           invariant checks on, the stress tests under
+#                           TSan, each fuzz target for FUZZ_SECONDS
+#                           (default 30), cppcheck and gcc -fanalyzer
 #   ./quickstart.sh bench   runs the benchmark's default comparison
 #   ./quickstart.sh package builds the Debian packages in a scratch copy,
 #                           lints, installs, uses and removes them
@@ -54,7 +55,10 @@ run_tests() {
 	# The Check suite again, under Valgrind's memcheck, zero suppressions.
 	make -j"$jobs" safety-valgrind-suite
 	make -j"$jobs" distcheck
-	configure_in build-asan --enable-sanitizers=address,undefined
+	# The sanitizers' build also asserts the free-list and span
+	# invariants (configure --enable-debug), which no other run checks.
+	configure_in build-asan --enable-sanitizers=address,undefined \
+		--enable-debug
 	make -j"$jobs" check
 	configure_in build-tsan --enable-sanitizers=thread
 	# ThreadSanitizer: the concurrency tests, at their full thread count,
