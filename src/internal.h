@@ -573,10 +573,12 @@ struct locked_depot {
 	char *magazines[];
 };
 
-/* The most blocks a thread keeps aside on its stack (POOL_PER_THREAD and
- * POOL_LOCKED): about 64 KiB of them, 4 to 128, and no more than a
- * sixteenth of the pool (one at least), so that what a thread keeps aside
- * stays small beside what the other threads may need. */
+/* The most blocks a thread keeps aside on its stack in POOL_LOCKED: about
+ * 64 KiB of them, 4 to 128, and no more than a sixteenth of the pool (one
+ * at least), so that what a thread keeps aside stays small beside what the
+ * other threads may need.  (POOL_PER_THREAD's stack holds blocks of spans
+ * the thread owns, which the others cannot have anyway: span.c bounds it
+ * otherwise.) */
 POOL_INLINE uint32_t stack_limit_of(unsigned block_shift, size_t block_count)
 {
 	size_t limit = ((size_t)64 << 10) >> block_shift;

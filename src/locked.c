@@ -13,13 +13,12 @@
  *    thread's stack holds only blocks that thread freed or a consumer
  *    gave up, so the list's blocks stay available to every thread, and a
  *    pool with room for every thread's live blocks never runs dry), and
- *    to give half a full stack back to the list.  What
- *    the thread keeps aside is bounded by pool->stack_limit (as in
- *    POOL_PER_THREAD: about 64 KiB of blocks, and a sixteenth of the pool
- *    at most); a thread that exits gives its stack back to the list, and
- *    pool_trim() the caller's.  A thread keeps a stack only once it
- *    allocates from the pool (point 6 says where the frees of the others
- *    go).
+ *    to give half a full stack back to the list.  What the thread keeps
+ *    aside is bounded by pool->stack_limit (about 64 KiB of blocks, 128
+ *    at most, and a sixteenth of the pool at most: stack_limit_of()); a
+ *    thread that exits gives its stack back to the list, and pool_trim()
+ *    the caller's.  A thread keeps a stack only once it allocates from
+ *    the pool (point 6 says where the frees of the others go).
  *
  * 2. A block is in one of three states: on the list (allocated 0),
  *    handed out (allocated 1, no tag), or on a thread's stack (allocated

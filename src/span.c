@@ -193,8 +193,11 @@
  *  - the span counts them in used and in stacked, so its lists and
  *    counters stay exact (the span invariant of internal.h counts them).
  * The stack holds at most pool->stack_limit blocks (about 64 KiB of them,
- * and a sixteenth of the pool at most), so what a thread keeps aside from
- * other threads stays small: a full stack gives half back to the spans.
+ * 1,024 at most, and a sixteenth of the pool at most): a full stack gives
+ * half back to the spans.  Its blocks are in spans the thread owns, which
+ * no other thread allocates from anyway, so the bound is not for the
+ * other threads (as POOL_LOCKED's is) but for the walk of a purge: at
+ * most stack_limit blocks, for a span that held at most 256.
  * The stack lives in the hint, like the active span, and is written back
  * to the cache when the hint moves to another pool.
  *
@@ -1021,7 +1024,28 @@ void *thread_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 
 /* ------------------------------------------------------------ internal API */
 
+/* The most blocks a thread's stack holds (point 14): about 64 KiB of
+ * them, 4 to THREAD_STACK_MOST, and no more than a sixteenth of the pool
+ * (one at least).  More than POOL_LOCKED's stack_limit_of(): a stacked
+ * block stays in a span the thread owns, which no other thread allocates
+ * from anyway, so what bounds the stack is the walk of a purge. */
+#define THREAD_STACK_MOST 1024
+
+static uint32_t thread_stack_limit(const struct pool *pool)
+{
+	size_t limit = ((size_t)64 << 10) >> pool->block_shift;
+	limit = limit < 4                   ? 4
+	        : limit > THREAD_STACK_MOST ? THREAD_STACK_MOST
+	                                    : limit;
+	if (limit > pool->block_count / 16)
+		limit = pool->block_count / 16 ? pool->block_count / 16 : 1;
+	return (uint32_t)limit;
+}
+
 int thread_pool_init(struct pool *pool)
 {
-	return cache_pool_init(pool, span_cache_retire);
+	int error = cache_pool_init(pool, span_cache_retire);
+	if (error == 0)
+		pool->stack_limit = thread_stack_limit(pool);
+	return error;
 }
