@@ -212,7 +212,7 @@ POOL_NOINLINE static int per_thread_free_rest(struct pool *pool,
 	size_t index = region_slot(pool, ptr);
 	if (index >= pool->block_count)
 		return free_outside(pool, function, ptr);
-	int error = thread_free_slow(pool, ptr, index, hooks);
+	int error = thread_free_slow(pool, ptr, index, hooks, function);
 	if (error)
 		return free_refused(pool, function, ptr, error);
 	return TRACE_SRC_POOL;

@@ -74,7 +74,7 @@ static bool span_take_over(struct pool *pool, struct thread_cache *tc,
  * the full list, or one that the free leaves wholly free. */
 static int span_free_local(struct pool *pool, struct thread_cache *tc,
                            struct span *span, uint32_t rel, void *block,
-                           unsigned hooks)
+                           unsigned hooks, const char *function)
 {
 	if (span_claimed(span, rel) || !span_out(span, rel))
 		return POOL_ERROR_DOUBLE_FREE;
@@ -84,7 +84,7 @@ static int span_free_local(struct pool *pool, struct thread_cache *tc,
 	 * back, before the span is kept or given back. */
 	if (span->used == span->stacked + 1 &&
 	    span != hint_span(hint_of(pool)))
-		stack_purge(pool, span);
+		stack_purge(pool, span, function);
 	span_take_back(pool, tc, span, block, false);
 	return 0;
 }
@@ -92,10 +92,10 @@ static int span_free_local(struct pool *pool, struct thread_cache *tc,
 /* A free into a span the cache owns, or may take over: onto the stack
  * (a full one gives half back first), or span_free_local(); a remote
  * free after all when another thread took the span over first. */
-static POOL_NOINLINE int thread_free_owned(struct pool *pool,
-                                           struct thread_cache *tc,
-                                           struct span *span, uint32_t rel,
-                                           void *block, unsigned hooks)
+static POOL_NOINLINE int
+thread_free_owned(struct pool *pool, struct thread_cache *tc, struct span *span,
+                  uint32_t rel, void *block, unsigned hooks,
+                  const char *function)
 {
 	uintptr_t owner = span_owner(span) & ~OWNER_FULL;
 	if (owner == (uintptr_t)tc) {
@@ -112,12 +112,13 @@ static POOL_NOINLINE int thread_free_owned(struct pool *pool,
 		owner = span_owner(span) & ~OWNER_FULL;
 	}
 	if (owner == (uintptr_t)tc || span_take_over(pool, tc, span))
-		return span_free_local(pool, tc, span, rel, block, hooks);
+		return span_free_local(pool, tc, span, rel, block, hooks,
+		                       function);
 	return span_free_remote(pool, span, rel, block, hooks);
 }
 
 int thread_free_slow(struct pool *pool, void *block, size_t index,
-                     unsigned hooks)
+                     unsigned hooks, const char *function)
 {
 	struct span *span = &pool->spans[index >> pool->span_shift];
 	uint32_t rel =
@@ -132,6 +133,7 @@ int thread_free_slow(struct pool *pool, void *block, size_t index,
 	    ((span_owner(span) & ~OWNER_FULL) == (uintptr_t)tc ||
 	     atomic_load_explicit(&span->remote, memory_order_relaxed) ==
 	         SPAN_ABANDONED))
-		return thread_free_owned(pool, tc, span, rel, block, hooks);
+		return thread_free_owned(pool, tc, span, rel, block, hooks,
+		                         function);
 	return span_free_remote(pool, span, rel, block, hooks);
 }

@@ -746,6 +746,21 @@ void span_take_back(struct pool *pool, struct thread_cache *tc,
 	}
 }
 
+/* Whether a link read from a block of the thread's stack names a free
+ * block of a span the cache owns, as every block of the stack is: one
+ * that a use after free overwrote is never followed. */
+static bool stack_link_ok(struct pool *pool, struct thread_cache *tc,
+                          const char *next)
+{
+	size_t index = region_slot(pool, next);
+	if (index >= pool->block_count)
+		return false;
+	struct span *span = &pool->spans[index >> pool->span_shift];
+	uint64_t rel = index & (((size_t)1 << pool->span_shift) - 1);
+	return (span_owner(span) & ~OWNER_FULL) == (uintptr_t)tc &&
+	       !span_out(span, rel);
+}
+
 /*
  * Takes the head off a stack of the cache: the block, with its span in
  * *span_of, or NULL at the stack's end.  A head that names no free block
@@ -818,17 +833,27 @@ static void stack_flush_retired(struct pool *pool, struct thread_cache *tc)
  * A span other than the active one has no block handed out: its blocks on
  * the thread's stack go back on its local list, so that it can be kept or
  * given back whole (point 6).  A walk of the stack, made once for each
- * span that is emptied so.  The hint holds the pool.
+ * span that is emptied so.  It checks each link before it follows it, as
+ * the pops do: a link that a use after free overwrote is reported (naming
+ * the public call, function), and the whole stack dropped: its blocks
+ * are lost, never handed out twice.  The hint holds the pool.
  */
-void stack_purge(struct pool *pool, struct span *span)
+void stack_purge(struct pool *pool, struct span *span, const char *function)
 {
-	struct thread_stack *stack = &hint_of(pool)->stack;
+	struct thread_hint *hint = hint_of(pool);
+	struct thread_stack *stack = &hint->stack;
 	char *first = span_block(pool, span, 0);
 	uintptr_t bytes = (uintptr_t)span->capacity << pool->block_shift;
-	char *prev = NULL, *block = stack->head;
+	char *prev = NULL, *block = stack->head, *damaged = NULL;
 
 	while (block != NULL && span->stacked > 0) {
 		char *next = span_list_next(pool, block);
+		if (next != NULL && !stack_link_ok(pool, hint->cache, next)) {
+			/* The block's link was overwritten after its free:
+			 * never followed; the walk ends here. */
+			damaged = block;
+			next = NULL;
+		}
 		if ((uintptr_t)(block - first) < bytes) {
 			if (prev != NULL)
 				link_store(pool, prev, (uintptr_t)next,
@@ -845,6 +870,15 @@ void stack_purge(struct pool *pool, struct span *span)
 		block = next;
 	}
 	stack->last = NULL;
+	if (damaged != NULL) {
+		/* As stack_take() does: the stack is dropped (its blocks
+		 * lost, never handed out twice) before the report, which
+		 * may call the pool. */
+		*stack = (struct thread_stack){.limit = stack->limit};
+		atomic_store_explicit(&pool->spans_damaged, true,
+		                      memory_order_relaxed);
+		report_detected(pool, function, damaged, POOL_ERROR_CORRUPTED);
+	}
 }
 
 /* ------------------------------------------------------------ caches */

@@ -63,7 +63,7 @@ void list_add(struct pool *pool, struct span_list *list, struct span *span);
 void span_take_back(struct pool *pool, struct thread_cache *tc,
                     struct span *span, char *block, bool stacked);
 void stack_flush(struct pool *pool, struct thread_cache *tc, uint32_t n);
-void stack_purge(struct pool *pool, struct span *span);
+void stack_purge(struct pool *pool, struct span *span, const char *function);
 
 /* thread_pop() under Valgrind, where free blocks are inaccessible: the
  * head's link opened for the pop when the head is a free block. */
@@ -182,9 +182,10 @@ POOL_NOINLINE void *thread_alloc_slow(struct pool *pool, bool *fresh,
                                       unsigned hooks);
 /* pool_free when thread_push() missed, for the block of the region of
  * that index: a lookup, then a local or a remote free.  Returns 0, or the
- * pool_error found (nothing changed then). */
+ * pool_error found (nothing changed then).  function names the public
+ * call in a report of damage the free meets elsewhere (stack_purge()). */
 POOL_NOINLINE int thread_free_slow(struct pool *pool, void *block, size_t index,
-                                   unsigned hooks);
+                                   unsigned hooks, const char *function);
 /* Whether the block of that index is handed out now. */
 bool thread_block_is_live(struct pool *pool, size_t index);
 /* pool_trim(): gives back the pages of the spans nobody holds and whose

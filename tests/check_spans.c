@@ -1062,6 +1062,55 @@ START_TEST(test_remote_freed_spans_come_back)
 END_TEST
 
 /*
+ * A use after free overwrites the link of a block on the thread's stack,
+ * and a later free leaves another span with nothing handed out, so its
+ * blocks are taken back off the stack: that walk must not follow the
+ * damaged link.  The damage is reported once, naming the damaged block
+ * and pool_free, and the pool goes on: never a block twice, every one of
+ * the region.
+ */
+#define PURGE_BLOCKS 4096 /* 16 spans of 256 */
+
+START_TEST(test_stack_damage_met_by_a_purge)
+{
+	pool_t *pool = test_pool(64, PURGE_BLOCKS, PT);
+	void **blocks = take(pool, 64, 3 * 256); /* spans A, B, C (active) */
+
+	misuse_record();
+	for (size_t i = 1; i < 256; i++) /* A but its first: on the stack */
+		pool_free(pool, blocks[i]);
+	for (size_t i = 256; i < 300; i++) /* some of B, above them */
+		pool_free(pool, blocks[i]);
+	raw_write(blocks[280], 16, 0x41);
+	pool_free(pool, blocks[0]); /* A has nothing handed out */
+	ck_assert_uint_eq(misuse_count_of(POOL_ERROR_CORRUPTED), 1);
+	ck_assert_uint_eq(misuse_count(), 1);
+	ck_assert_ptr_eq(misuse_last().ptr, blocks[280]);
+	ck_assert_str_eq(misuse_last().function, "pool_free");
+
+	/* The rest of B and C go back; then take what the pool has. */
+	for (size_t i = 300; i < 3 * 256; i++)
+		pool_free(pool, blocks[i]);
+	free(blocks);
+	void **got = malloc(PURGE_BLOCKS * sizeof *got);
+	ck_assert_ptr_nonnull(got);
+	size_t n = 0;
+	while (n < PURGE_BLOCKS && (got[n] = pool_malloc(pool, 64)) != NULL)
+		n++;
+	ck_assert_uint_eq(misuse_count(), 1);
+	/* Lost: at most the blocks the stack held. */
+	ck_assert_uint_ge(n, PURGE_BLOCKS - 300);
+	qsort(got, n, sizeof *got, pointer_order);
+	for (size_t i = 1; i < n; i++)
+		ck_assert_ptr_ne(got[i - 1], got[i]);
+	for (size_t i = 0; i < n; i++)
+		ck_assert(pool_owns(pool, got[i]));
+	give_back(pool, got, n);
+	ck_assert_uint_eq(misuse_count(), 1);
+}
+END_TEST
+
+/*
  * Two threads that hold no span of the pool (they never allocated from it)
  * free blocks of it with pool_free_bulk() and ask for blocks with
  * pool_malloc_bulk() at the same time.  The bulk loops of a thread with no
@@ -1149,6 +1198,7 @@ Suite *spans_suite(void)
 	tcase_add_test(tc, test_dry_pool_loses_nothing);
 	tcase_add_test(tc, test_idle_threads_hold_little);
 	tcase_add_test(tc, test_remote_freed_spans_come_back);
+	tcase_add_test(tc, test_stack_damage_met_by_a_purge);
 	tcase_add_test(tc, test_bulk_from_threads_with_no_span);
 	return s;
 }
