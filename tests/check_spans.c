@@ -643,6 +643,17 @@ static int pointer_order(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+/* After damage: no block of got twice, and every one of the region
+ * (sorts got). */
+static void assert_distinct_blocks(pool_t *pool, void **got, size_t n)
+{
+	qsort(got, n, sizeof *got, pointer_order);
+	for (size_t i = 1; i < n; i++)
+		ck_assert_ptr_ne(got[i - 1], got[i]);
+	for (size_t i = 0; i < n; i++)
+		ck_assert(pool_owns(pool, got[i]));
+}
+
 /*
  * POOL_LOCKED: a write after free into the link of a block that a thread
  * which only frees gave back is reported once, as the pool comes to it;
@@ -676,12 +687,7 @@ START_TEST(test_locked_consumer_damaged)
 	/* Lost: what the damaged link ended, at most the freed blocks. */
 	ck_assert_uint_lt(n, CONSUMER_DAMAGE_BLOCKS);
 	ck_assert_uint_ge(n, CONSUMER_DAMAGE_BLOCKS - CONSUMER_DAMAGE_FREED);
-	/* No block twice, and every one of the region. */
-	qsort(got, n, sizeof *got, pointer_order);
-	for (size_t i = 1; i < n; i++)
-		ck_assert_ptr_ne(got[i - 1], got[i]);
-	for (size_t i = 0; i < n; i++)
-		ck_assert(pool_owns(pool, got[i]));
+	assert_distinct_blocks(pool, got, n);
 	give_back(pool, got, n);
 	free(b.blocks);
 }
@@ -1100,11 +1106,7 @@ START_TEST(test_stack_damage_met_by_a_purge)
 	ck_assert_uint_eq(misuse_count(), 1);
 	/* Lost: at most the blocks the stack held. */
 	ck_assert_uint_ge(n, PURGE_BLOCKS - 300);
-	qsort(got, n, sizeof *got, pointer_order);
-	for (size_t i = 1; i < n; i++)
-		ck_assert_ptr_ne(got[i - 1], got[i]);
-	for (size_t i = 0; i < n; i++)
-		ck_assert(pool_owns(pool, got[i]));
+	assert_distinct_blocks(pool, got, n);
 	give_back(pool, got, n);
 	ck_assert_uint_eq(misuse_count(), 1);
 }
