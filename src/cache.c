@@ -175,7 +175,6 @@ struct thread_cache *cache_lookup(struct pool *pool)
 	return tc;
 }
 
-
 /* ------------------------------------------------------------ internal API */
 
 /* A failed pool_malloc_bulk() took n blocks and freed them again: they

@@ -746,19 +746,21 @@ void span_take_back(struct pool *pool, struct thread_cache *tc,
 	}
 }
 
-/* Whether a link read from a block of the thread's stack names a free
- * block of a span the cache owns, as every block of the stack is: one
- * that a use after free overwrote is never followed. */
-static bool stack_link_ok(struct pool *pool, struct thread_cache *tc,
-                          const char *next)
+/* The span of a block of the thread's stack, or NULL when the pointer
+ * names no free block of a span the cache owns, as every block of the
+ * stack is: a link that a use after free overwrote is never followed. */
+static struct span *stack_span_of(struct pool *pool, struct thread_cache *tc,
+                                  const char *block)
 {
-	size_t index = region_slot(pool, next);
+	size_t index = region_slot(pool, block);
 	if (index >= pool->block_count)
-		return false;
+		return NULL;
 	struct span *span = &pool->spans[index >> pool->span_shift];
 	uint64_t rel = index & (((size_t)1 << pool->span_shift) - 1);
-	return (span_owner(span) & ~OWNER_FULL) == (uintptr_t)tc &&
-	       !span_out(span, rel);
+	if ((span_owner(span) & ~OWNER_FULL) != (uintptr_t)tc ||
+	    span_out(span, rel))
+		return NULL;
+	return span;
 }
 
 /*
@@ -775,15 +777,7 @@ static char *stack_take(struct pool *pool, struct thread_cache *tc,
 	char *block = stack->head;
 	if (block == NULL)
 		return NULL;
-	size_t index = region_slot(pool, block);
-	struct span *span = NULL;
-	if (index < pool->block_count) {
-		span = &pool->spans[index >> pool->span_shift];
-		uint64_t rel = index & (((size_t)1 << pool->span_shift) - 1);
-		if ((span_owner(span) & ~OWNER_FULL) != (uintptr_t)tc ||
-		    span_out(span, rel))
-			span = NULL;
-	}
+	struct span *span = stack_span_of(pool, tc, block);
 	if (span == NULL) {
 		/* Dropped before the report: the handler may call the pool. */
 		char *bad = stack->last != NULL ? stack->last : block;
@@ -848,7 +842,8 @@ void stack_purge(struct pool *pool, struct span *span, const char *function)
 
 	while (block != NULL && span->stacked > 0) {
 		char *next = span_list_next(pool, block);
-		if (next != NULL && !stack_link_ok(pool, hint->cache, next)) {
+		if (next != NULL &&
+		    stack_span_of(pool, hint->cache, next) == NULL) {
 			/* The block's link was overwritten after its free:
 			 * never followed; the walk ends here. */
 			damaged = block;
