@@ -214,7 +214,8 @@ int cache_pool_init(struct pool *pool,
 	pool->hint_offset = (int32_t)offset;
 #endif
 	pool->stack_limit =
-	    stack_limit_of(pool->block_shift, pool->block_count);
+	    stack_limit_of(pool->block_shift, pool->block_count,
+	                   LOCKED_STACK_MOST);
 	pool->cache_retire = retire;
 	return 0;
 }

@@ -573,16 +573,18 @@ struct locked_depot {
 	char *magazines[];
 };
 
-/* The most blocks a thread keeps aside on its stack in POOL_LOCKED: about
- * 64 KiB of them, 4 to 128, and no more than a sixteenth of the pool (one
- * at least), so that what a thread keeps aside stays small beside what the
- * other threads may need.  (POOL_PER_THREAD's stack holds blocks of spans
- * the thread owns, which the others cannot have anyway: span.c bounds it
- * otherwise.) */
-POOL_INLINE uint32_t stack_limit_of(unsigned block_shift, size_t block_count)
+/* The most blocks a thread keeps on its stack: about 64 KiB of them, 4 to
+ * most, and no more than a sixteenth of the pool (one at least).  POOL_LOCKED
+ * passes LOCKED_STACK_MOST, so that what a thread keeps aside stays small
+ * beside what the other threads may need; POOL_PER_THREAD's stack holds
+ * blocks of spans the thread owns, which the others cannot have anyway,
+ * and span.c passes more. */
+#define LOCKED_STACK_MOST 128
+POOL_INLINE uint32_t stack_limit_of(unsigned block_shift, size_t block_count,
+                                    size_t most)
 {
 	size_t limit = ((size_t)64 << 10) >> block_shift;
-	limit = limit < 4 ? 4 : limit > 128 ? 128 : limit;
+	limit = limit < 4 ? 4 : limit > most ? most : limit;
 	if (limit > block_count / 16)
 		limit = block_count / 16 ? block_count / 16 : 1;
 	return (uint32_t)limit;

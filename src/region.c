@@ -81,7 +81,9 @@ static size_t side_size(int mode, size_t count, unsigned shift,
 		    2 * ((count - 1) / 64 + 1) + (chunks - 1) / 64 + 1;
 		if (mode == POOL_LOCKED)
 			words += 3 * POOL_CACHE_LINE / sizeof(uint64_t) +
-			         count / stack_limit_of(shift, count) + 1;
+			         count / stack_limit_of(shift, count,
+			                                LOCKED_STACK_MOST) +
+			         1;
 		return words > (SIZE_MAX - head) / sizeof(uint64_t)
 		           ? 0
 		           : head + words * sizeof(uint64_t);

@@ -1053,28 +1053,17 @@ void *thread_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 
 /* ------------------------------------------------------------ internal API */
 
-/* The most blocks a thread's stack holds (point 14): about 64 KiB of
- * them, 4 to THREAD_STACK_MOST, and no more than a sixteenth of the pool
- * (one at least).  More than POOL_LOCKED's stack_limit_of(): a stacked
- * block stays in a span the thread owns, which no other thread allocates
- * from anyway, so what bounds the stack is the walk of a purge. */
+/* The most blocks a thread's stack holds (point 14), more than
+ * POOL_LOCKED's: a stacked block stays in a span the thread owns, which no
+ * other thread allocates from anyway, so what bounds the stack is the walk
+ * of a purge. */
 #define THREAD_STACK_MOST 1024
-
-static uint32_t thread_stack_limit(const struct pool *pool)
-{
-	size_t limit = ((size_t)64 << 10) >> pool->block_shift;
-	limit = limit < 4                   ? 4
-	        : limit > THREAD_STACK_MOST ? THREAD_STACK_MOST
-	                                    : limit;
-	if (limit > pool->block_count / 16)
-		limit = pool->block_count / 16 ? pool->block_count / 16 : 1;
-	return (uint32_t)limit;
-}
 
 int thread_pool_init(struct pool *pool)
 {
 	int error = cache_pool_init(pool, span_cache_retire);
 	if (error == 0)
-		pool->stack_limit = thread_stack_limit(pool);
+		pool->stack_limit = stack_limit_of(
+		    pool->block_shift, pool->block_count, THREAD_STACK_MOST);
 	return error;
 }
