@@ -204,12 +204,12 @@ POOL_COLD static int free_outside(struct pool *pool, const char *function,
 }
 
 /* POOL_PER_THREAD when thread_push() missed: another span's block, a
- * pointer from outside the region, or misuse. */
+ * pointer from outside the region, or misuse.  index is region_slot()'s
+ * for ptr. */
 POOL_NOINLINE static int per_thread_free_rest(struct pool *pool,
-                                          const char *function, void *ptr,
-                                          unsigned hooks)
+                                              const char *function, void *ptr,
+                                              size_t index, unsigned hooks)
 {
-	size_t index = region_slot(pool, ptr);
 	if (index >= pool->block_count)
 		return free_outside(pool, function, ptr);
 	int error = thread_free_slow(pool, ptr, index, hooks, function);
@@ -222,8 +222,8 @@ POOL_NOINLINE static int per_thread_free_rest(struct pool *pool,
  * pool_free of ptr, for the public function named; returns what it did
  * (enum trace_src).  Misuse is reported before it returns.  index is
  * region_slot()'s for ptr, which the caller has checked in POOL_SINGLE
- * mode, and which POOL_PER_THREAD mode does not use: a block of the
- * thread's active span is known without the region's range check.
+ * mode, and which POOL_PER_THREAD mode uses only when its fast path
+ * misses (the fast path computes it too: the compiler keeps one).
  */
 POOL_INLINE int free_in(struct pool *pool, const char *function, void *ptr,
                         size_t index, int mode, unsigned hooks)
@@ -233,7 +233,8 @@ POOL_INLINE int free_in(struct pool *pool, const char *function, void *ptr,
 	if (mode == POOL_PER_THREAD) {
 		error = thread_push(pool, ptr, hooks);
 		if (unlikely(error < 0))
-			return per_thread_free_rest(pool, function, ptr, hooks);
+			return per_thread_free_rest(pool, function, ptr, index,
+			                            hooks);
 	} else if (mode == POOL_LOCKED && !hooks) {
 		if (unlikely(index >= pool->block_count))
 			return free_outside(pool, function, ptr);

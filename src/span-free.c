@@ -114,15 +114,27 @@ thread_free_owned(struct pool *pool, struct thread_cache *tc, struct span *span,
 	if (owner == (uintptr_t)tc || span_take_over(pool, tc, span))
 		return span_free_local(pool, tc, span, rel, block, hooks,
 		                       function);
+	return thread_free_remote_any(pool, span, rel, block, hooks);
+}
+
+/* A remote free (span.h): span_free_remote() compiled for an unhooked
+ * pool, so that the path other threads' frees take most is lean, and
+ * for a hooked one. */
+int thread_free_remote(struct pool *pool, struct span *span, uint32_t rel,
+                       void *block)
+{
+	return span_free_remote(pool, span, rel, block, 0);
+}
+
+int thread_free_remote_hooked(struct pool *pool, struct span *span,
+                              uint32_t rel, void *block, unsigned hooks)
+{
 	return span_free_remote(pool, span, rel, block, hooks);
 }
 
-int thread_free_slow(struct pool *pool, void *block, size_t index,
-                     unsigned hooks, const char *function)
+int thread_free_other(struct pool *pool, struct span *span, uint32_t rel,
+                      void *block, unsigned hooks, const char *function)
 {
-	struct span *span = &pool->spans[index >> pool->span_shift];
-	uint32_t rel =
-	    (uint32_t)(index & (((size_t)1 << pool->span_shift) - 1));
 	struct thread_cache *tc = cache_get(pool);
 
 	/* Only this thread makes a span its cache's (point 10 of the
@@ -135,5 +147,5 @@ int thread_free_slow(struct pool *pool, void *block, size_t index,
 	         SPAN_ABANDONED))
 		return thread_free_owned(pool, tc, span, rel, block, hooks,
 		                         function);
-	return span_free_remote(pool, span, rel, block, hooks);
+	return thread_free_remote_any(pool, span, rel, block, hooks);
 }

@@ -180,12 +180,53 @@ void *thread_pop_fresh(struct pool *pool);
  * this thread can have (the caller falls back); *fresh: never used. */
 POOL_NOINLINE void *thread_alloc_slow(struct pool *pool, bool *fresh,
                                       unsigned hooks);
-/* pool_free when thread_push() missed, for the block of the region of
- * that index: a lookup, then a local or a remote free.  Returns 0, or the
- * pool_error found (nothing changed then).  function names the public
- * call in a report of damage the free meets elsewhere (stack_purge()). */
-POOL_NOINLINE int thread_free_slow(struct pool *pool, void *block, size_t index,
-                                   unsigned hooks, const char *function);
+/* The frees thread_free_slow() below leaves, out of line: a remote free
+ * (of an unhooked pool, and of a hooked one), and a free into a span the
+ * cache owns or may take over, or by a thread with no cache yet. */
+POOL_NOINLINE int thread_free_remote(struct pool *pool, struct span *span,
+                                     uint32_t rel, void *block);
+POOL_NOINLINE int thread_free_remote_hooked(struct pool *pool,
+                                            struct span *span, uint32_t rel,
+                                            void *block, unsigned hooks);
+POOL_INLINE int thread_free_remote_any(struct pool *pool, struct span *span,
+                                       uint32_t rel, void *block,
+                                       unsigned hooks)
+{
+	return hooks ? thread_free_remote_hooked(pool, span, rel, block, hooks)
+	             : thread_free_remote(pool, span, rel, block);
+}
+POOL_NOINLINE int thread_free_other(struct pool *pool, struct span *span,
+                                    uint32_t rel, void *block, unsigned hooks,
+                                    const char *function);
+
+/*
+ * pool_free when thread_push() missed, for the block of the region of
+ * that index: a local or a remote free.  Returns 0, or the pool_error
+ * found (nothing changed then).  function names the public call in a
+ * report of damage the free meets elsewhere (stack_purge()).
+ *
+ * The common case is decided here, with no look-up: the thread's hint
+ * holds the pool, and the span is neither the thread's cache's nor
+ * abandoned (which the thread might take over): a remote free.  Only the
+ * thread itself could make the span its own meanwhile (point 10 of the
+ * design); a span abandoned meanwhile takes the remote free as any
+ * abandoned span does (point 5).
+ */
+POOL_INLINE int thread_free_slow(struct pool *pool, void *block, size_t index,
+                                 unsigned hooks, const char *function)
+{
+	struct span *span = &pool->spans[index >> pool->span_shift];
+	uint32_t rel =
+	    (uint32_t)(index & (((size_t)1 << pool->span_shift) - 1));
+	const struct thread_hint *hint = hint_of(pool);
+
+	if (likely(hint->pool_id == pool->id) &&
+	    (span_owner(span) & ~OWNER_FULL) != (uintptr_t)hint->cache &&
+	    atomic_load_explicit(&span->remote, memory_order_relaxed) !=
+	        SPAN_ABANDONED)
+		return thread_free_remote_any(pool, span, rel, block, hooks);
+	return thread_free_other(pool, span, rel, block, hooks, function);
+}
 /* Whether the block of that index is handed out now. */
 bool thread_block_is_live(struct pool *pool, size_t index);
 /* pool_trim(): gives back the pages of the spans nobody holds and whose
