@@ -136,6 +136,8 @@ static void prune_orphans(void)
 	}
 }
 
+static struct thread_cache *cache_make(struct pool *pool);
+
 /* This thread's cache for the pool, created on first use, held by the
  * hint; NULL when it cannot be made (the caller falls back). */
 struct thread_cache *cache_lookup(struct pool *pool)
@@ -148,6 +150,18 @@ struct thread_cache *cache_lookup(struct pool *pool)
 		}
 	}
 
+	/* Making a cache maps memory and may fail: errno is kept, since a
+	 * pool_free() that makes one (a thread's first call) changes none,
+	 * and an allocation that then falls back succeeds. */
+	int saved = errno;
+	struct thread_cache *tc = cache_make(pool);
+	errno = saved;
+	return tc;
+}
+
+/* cache_lookup() when the thread has no cache for the pool yet. */
+static struct thread_cache *cache_make(struct pool *pool)
+{
 	pthread_once(&exit_key_once, exit_key_create);
 	if (exit_key_error)
 		return NULL;

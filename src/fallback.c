@@ -135,6 +135,9 @@ size_t fallback_usable_size(const struct pool *pool, const void *ptr)
 
 void fallback_free(struct pool *pool, void *ptr)
 {
+	/* pool_free() keeps errno, whatever the fallback's free does. */
+	int saved = errno;
 	pool->fallback.free(ptr, pool->fallback.arg);
+	errno = saved;
 	count_fallback(pool, true);
 }

@@ -484,17 +484,19 @@ EXPORT void *calloc(size_t nmemb, size_t size)
 	return __libc_calloc(nmemb, size);
 }
 
-/* free() leaves errno alone, as POSIX asks and glibc does. */
+/* free() leaves errno alone, as POSIX asks and glibc does: pool_set_free()
+ * changes none, so only the C library's free is wrapped. */
 EXPORT void free(void *ptr)
 {
 	if (ptr == NULL)
 		return;
-	int saved = errno;
 	pool_set_t *set = set_if_ready();
-	if (likely(set != NULL))
+	if (likely(set != NULL)) {
 		pool_set_free(set, ptr);
-	else
-		__libc_free(ptr);
+		return;
+	}
+	int saved = errno;
+	__libc_free(ptr);
 	errno = saved;
 }
 

@@ -6,6 +6,7 @@
  */
 #include "internal.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
@@ -125,6 +126,10 @@ void report_misuse(const struct pool *pool, const char *function,
 	pool_error_handler_fn *fn;
 	void *arg;
 	const pool_t *told = pool;
+	/* A report changes no errno: the handler's own (or the default's
+	 * write()) is undone, so that pool_free() keeps errno whatever it
+	 * meets. */
+	int saved = errno;
 
 	handler_read(&fn, &arg);
 	/* For a class of a set, the report names the set's call, and the
@@ -143,6 +148,7 @@ void report_misuse(const struct pool *pool, const char *function,
 		                told == NULL && pool != NULL
 		                    ? (void *)pool->set
 		                    : NULL);
+	errno = saved;
 }
 
 void report_detected(const struct pool *pool, const char *function,

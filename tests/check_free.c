@@ -70,6 +70,104 @@ START_TEST(test_free_fallback)
 }
 END_TEST
 
+/* What pool_free() calls and may not leave its errno behind: a handler
+ * and a fallback's free that each set it. */
+static unsigned errno_reports;
+
+static void errno_setting_handler(const pool_t *pool, const char *function,
+                                  const void *ptr, enum pool_error error,
+                                  void *arg)
+{
+	(void)pool, (void)function, (void)ptr, (void)error, (void)arg;
+	errno_reports++;
+	errno = EIO;
+}
+
+static void *plain_malloc(size_t size, void *arg)
+{
+	(void)arg;
+	return malloc(size);
+}
+
+static void *plain_calloc(size_t nmemb, size_t size, void *arg)
+{
+	(void)arg;
+	return calloc(nmemb, size);
+}
+
+static void *plain_realloc(void *ptr, size_t size, void *arg)
+{
+	(void)arg;
+	return realloc(ptr, size);
+}
+
+static void errno_setting_free(void *ptr, void *arg)
+{
+	(void)arg;
+	free(ptr);
+	errno = EBADF;
+}
+
+/* Frees ptr with errno set to a mark, and asserts the mark is still
+ * there. */
+#define ASSERT_FREE_KEEPS_ERRNO(call, mark)                                    \
+	do {                                                                   \
+		errno = (mark);                                                \
+		call;                                                          \
+		ck_assert_msg(errno == (mark), "%s changed errno to %d",       \
+		              #call, errno);                                   \
+	} while (0)
+
+START_TEST(test_free_keeps_errno)
+{
+	int mode = test_modes[_i];
+	const pool_fallback_t fb = {plain_malloc,  plain_calloc,
+	                            plain_realloc, errno_setting_free,
+	                            NULL,          NULL};
+	pool_t *pool = pool_init_with(BLOCK, 2, mode, &fb);
+	ck_assert_ptr_nonnull(pool);
+	void *a = pool_malloc(pool, 1);
+	void *b = pool_malloc(pool, 1);
+	void *spill = pool_malloc(pool, 1); /* the pool is full */
+	void *big = pool_malloc(pool, BLOCK + 1);
+	ck_assert(pool_owns(pool, a) && pool_owns(pool, b));
+	ck_assert(!pool_owns(pool, spill) && !pool_owns(pool, big));
+
+	pool_error_handler_fn *old_fn;
+	void *old_arg;
+	pool_get_error_handler(&old_fn, &old_arg);
+	pool_set_error_handler(errno_setting_handler, NULL);
+	errno_reports = 0;
+
+	ASSERT_FREE_KEEPS_ERRNO(pool_free(pool, NULL), 4321);
+	ASSERT_FREE_KEEPS_ERRNO(pool_free(pool, a), 4322);
+	ASSERT_FREE_KEEPS_ERRNO(pool_free(pool, spill), 4323);
+	ASSERT_FREE_KEEPS_ERRNO(pool_free(pool, big), 4324);
+	ck_assert_uint_eq(errno_reports, 0);
+	/* Misuse: reported, and the handler's errno undone. */
+	ASSERT_FREE_KEEPS_ERRNO(pool_free(pool, a), 4325);
+	ASSERT_FREE_KEEPS_ERRNO(pool_free(pool, (char *)b + 1), 4326);
+	ck_assert_uint_eq(errno_reports, 2);
+
+	/* A set's free, of a block and of the fallback's memory. */
+	pool_set_t *set = pool_set_init_with(16, 256, 4096, mode, &fb);
+	ck_assert_ptr_nonnull(set);
+	void *small = pool_set_malloc(set, 100);
+	void *huge = pool_set_malloc(set, 100000);
+	ck_assert_ptr_nonnull(small);
+	ck_assert_ptr_nonnull(huge);
+	ASSERT_FREE_KEEPS_ERRNO(pool_set_free(set, small), 4327);
+	ASSERT_FREE_KEEPS_ERRNO(pool_set_free(set, huge), 4328);
+	ASSERT_FREE_KEEPS_ERRNO(pool_set_free(set, small), 4329);
+	ck_assert_uint_eq(errno_reports, 3);
+
+	pool_set_error_handler(old_fn, old_arg);
+	pool_set_destroy(set);
+	pool_free(pool, b);
+	pool_destroy(pool);
+}
+END_TEST
+
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
 START_TEST(test_free_fallback_releases)
 {
@@ -326,6 +424,7 @@ Suite *free_suite(void)
 
 	tc = test_tcase(s, "fallback");
 	test_add_every_mode(tc, test_free_fallback);
+	test_add_every_mode(tc, test_free_keeps_errno);
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
 	test_add_every_mode(tc, test_free_fallback_releases);
 #endif
