@@ -206,16 +206,46 @@ POOL_COLD static int free_outside(struct pool *pool, const char *function,
 /* POOL_PER_THREAD when thread_push() missed: another span's block, a
  * pointer from outside the region, or misuse.  index is region_slot()'s
  * for ptr. */
+/* The remote free of an unhooked POOL_PER_THREAD pool, whole: the
+ * common way out of per_thread_free_rest(), a tail call, so that neither
+ * keeps a frame. */
+POOL_NOINLINE static int per_thread_free_remote(struct pool *pool,
+                                                const char *function, void *ptr,
+                                                struct span *span, uint32_t rel)
+{
+	int error = span_free_remote(pool, span, rel, ptr, 0);
+	if (unlikely(error))
+		return free_refused(pool, function, ptr, error);
+	return TRACE_SRC_POOL;
+}
+
+/* per_thread_free_rest() for a block the thread's cache owns or may take
+ * over, or any block of a hooked pool. */
+POOL_NOINLINE static int per_thread_free_other(struct pool *pool,
+                                               const char *function, void *ptr,
+                                               size_t index, unsigned hooks)
+{
+	int error = thread_free_slow(pool, ptr, index, hooks, function);
+	if (error)
+		return free_refused(pool, function, ptr, error);
+	return TRACE_SRC_POOL;
+}
+
+/* Every way out is a tail call, so that the remote free, the common way,
+ * keeps no frame. */
 POOL_NOINLINE static int per_thread_free_rest(struct pool *pool,
                                               const char *function, void *ptr,
                                               size_t index, unsigned hooks)
 {
 	if (index >= pool->block_count)
 		return free_outside(pool, function, ptr);
-	int error = thread_free_slow(pool, ptr, index, hooks, function);
-	if (error)
-		return free_refused(pool, function, ptr, error);
-	return TRACE_SRC_POOL;
+	size_t n = index >> pool->span_shift;
+	struct span *span = &pool->spans[n];
+	if (!hooks && thread_free_is_remote(pool, span))
+		return per_thread_free_remote(
+		    pool, function, ptr, span,
+		    (uint32_t)(index - (n << pool->span_shift)));
+	return per_thread_free_other(pool, function, ptr, index, hooks);
 }
 
 /*

@@ -9,36 +9,6 @@
 
 /* ------------------------------------------------------------ frees */
 
-/* A remote free: claim the block, then push it on its span's remote list. */
-POOL_INLINE int span_free_remote(struct pool *pool, struct span *span,
-                                 uint32_t rel, void *block, unsigned hooks)
-{
-	if (atomic_fetch_or_explicit(&span->claim[rel >> 6], bit_mask(rel),
-	                             memory_order_seq_cst) &
-	    bit_mask(rel))
-		return POOL_ERROR_DOUBLE_FREE;
-	if (!span_out(span, rel)) {
-		atomic_fetch_and_explicit(&span->claim[rel >> 6],
-		                          ~bit_mask(rel), memory_order_relaxed);
-		return POOL_ERROR_DOUBLE_FREE;
-	}
-
-	/* The claim makes the block ours to link: push it. */
-	hooks_block_in(pool, block, hooks);
-	uint64_t head =
-	    atomic_load_explicit(&span->remote, memory_order_relaxed);
-	do {
-		remote_link_store(pool, block, (uint32_t)head, hooks);
-	} while (!atomic_compare_exchange_weak_explicit(
-	    &span->remote, &head, (uint64_t)rel + 1, memory_order_acq_rel,
-	    memory_order_relaxed));
-	/* We cleared SPAN_ABANDONED: nobody owns the span and it is on no
-	 * stack, so it is ours to publish. */
-	if (head & SPAN_ABANDONED)
-		available_push(pool, span);
-	return 0;
-}
-
 /*
  * Takes over an abandoned span (nobody owns it and it is on no stack) to
  * free into it locally: it goes on the thread's partial list.  Returns

@@ -180,6 +180,36 @@ void *thread_pop_fresh(struct pool *pool);
  * this thread can have (the caller falls back); *fresh: never used. */
 POOL_NOINLINE void *thread_alloc_slow(struct pool *pool, bool *fresh,
                                       unsigned hooks);
+/* A remote free: claim the block, then push it on its span's remote list. */
+POOL_INLINE int span_free_remote(struct pool *pool, struct span *span,
+                                 uint32_t rel, void *block, unsigned hooks)
+{
+	if (atomic_fetch_or_explicit(&span->claim[rel >> 6], bit_mask(rel),
+	                             memory_order_seq_cst) &
+	    bit_mask(rel))
+		return POOL_ERROR_DOUBLE_FREE;
+	if (!span_out(span, rel)) {
+		atomic_fetch_and_explicit(&span->claim[rel >> 6],
+		                          ~bit_mask(rel), memory_order_relaxed);
+		return POOL_ERROR_DOUBLE_FREE;
+	}
+
+	/* The claim makes the block ours to link: push it. */
+	hooks_block_in(pool, block, hooks);
+	uint64_t head =
+	    atomic_load_explicit(&span->remote, memory_order_relaxed);
+	do {
+		remote_link_store(pool, block, (uint32_t)head, hooks);
+	} while (!atomic_compare_exchange_weak_explicit(
+	    &span->remote, &head, (uint64_t)rel + 1, memory_order_acq_rel,
+	    memory_order_relaxed));
+	/* We cleared SPAN_ABANDONED: nobody owns the span and it is on no
+	 * stack, so it is ours to publish. */
+	if (head & SPAN_ABANDONED)
+		available_push(pool, span);
+	return 0;
+}
+
 /* The frees thread_free_slow() below leaves, out of line: a remote free
  * (of an unhooked pool, and of a hooked one), and a free into a span the
  * cache owns or may take over, or by a thread with no cache yet. */
@@ -198,6 +228,17 @@ POOL_INLINE int thread_free_remote_any(struct pool *pool, struct span *span,
 POOL_NOINLINE int thread_free_other(struct pool *pool, struct span *span,
                                     uint32_t rel, void *block, unsigned hooks,
                                     const char *function);
+
+/* Whether a free into the span, which thread_push() refused, is a remote
+ * free, as thread_free_slow() below decides it. */
+POOL_INLINE bool thread_free_is_remote(struct pool *pool, struct span *span)
+{
+	const struct thread_hint *hint = hint_of(pool);
+	return likely(hint->pool_id == pool->id) &&
+	       (span_owner(span) & ~OWNER_FULL) != (uintptr_t)hint->cache &&
+	       atomic_load_explicit(&span->remote, memory_order_relaxed) !=
+	           SPAN_ABANDONED;
+}
 
 /*
  * pool_free when thread_push() missed, for the block of the region of
@@ -218,12 +259,7 @@ POOL_INLINE int thread_free_slow(struct pool *pool, void *block, size_t index,
 	struct span *span = &pool->spans[index >> pool->span_shift];
 	uint32_t rel =
 	    (uint32_t)(index & (((size_t)1 << pool->span_shift) - 1));
-	const struct thread_hint *hint = hint_of(pool);
-
-	if (likely(hint->pool_id == pool->id) &&
-	    (span_owner(span) & ~OWNER_FULL) != (uintptr_t)hint->cache &&
-	    atomic_load_explicit(&span->remote, memory_order_relaxed) !=
-	        SPAN_ABANDONED)
+	if (thread_free_is_remote(pool, span))
 		return thread_free_remote_any(pool, span, rel, block, hooks);
 	return thread_free_other(pool, span, rel, block, hooks, function);
 }
