@@ -221,6 +221,14 @@ TAG_ACCESS bool tag_swap(void *block, uintptr_t *expected, uintptr_t desired)
 	                                   __ATOMIC_SEQ_CST);
 }
 
+/* Word 1 set to desired; returns what it held.  Sequentially
+ * consistent. */
+TAG_ACCESS uintptr_t tag_exchange(void *block, uintptr_t desired)
+{
+	return __atomic_exchange_n((uintptr_t *)block + 1, desired,
+	                           __ATOMIC_SEQ_CST);
+}
+
 #undef TAG_ACCESS
 
 #endif /* SHIFTPOOL_LINK_H */

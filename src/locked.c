@@ -36,9 +36,10 @@
  *    back its page.
  *     - A free checks that the block is allocated (a block on the list is
  *       free already), then swaps the word it finds in word 1 for the
- *       tag (a compare-and-swap): of two frees of one handed-out block,
- *       at any moment, only one swaps, and the other finds the tag and
- *       is reported.  A program's word equals the tag by a chance of
+ *       tag (an atomic exchange): of two frees of one handed-out block,
+ *       at any moment, only one gets back a word that is not the tag,
+ *       and the other gets the tag (its exchange changed nothing) and is
+ *       reported.  A program's word equals the tag by a chance of
  *       2^-64 (its free would be reported as a double free).
  *     - A block given back to the list keeps its tag, so a free that
  *       raced with that flush (a second free) finds either the tag or

@@ -90,11 +90,12 @@ POOL_INLINE int locked_tag(struct pool *pool, void *block, size_t index)
 	                                    memory_order_relaxed) &
 	               mask)))
 		return POOL_ERROR_DOUBLE_FREE;
-	uintptr_t word = tag_load(block);
-	do {
-		if (unlikely(word == tag))
-			return POOL_ERROR_DOUBLE_FREE;
-	} while (unlikely(!tag_swap(block, &word, tag)));
+	/* One exchange, not a load and a compare-and-swap: the block's line
+	 * is fetched once, for writing.  A word that was the tag already
+	 * stays the tag: nothing changed. */
+	uintptr_t word = tag_exchange(block, tag);
+	if (unlikely(word == tag))
+		return POOL_ERROR_DOUBLE_FREE;
 	if (unlikely(!(atomic_load_explicit(&allocated[index >> 6],
 	                                    memory_order_seq_cst) &
 	               mask))) {
