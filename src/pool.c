@@ -203,9 +203,6 @@ POOL_COLD static int free_outside(struct pool *pool, const char *function,
 	return TRACE_SRC_FALLBACK;
 }
 
-/* POOL_PER_THREAD when thread_push() missed: another span's block, a
- * pointer from outside the region, or misuse.  index is region_slot()'s
- * for ptr. */
 /* The remote free of an unhooked POOL_PER_THREAD pool, whole: the
  * common way out of per_thread_free_rest(), a tail call, so that neither
  * keeps a frame. */
@@ -223,16 +220,19 @@ POOL_NOINLINE static int per_thread_free_remote(struct pool *pool,
  * over, or any block of a hooked pool. */
 POOL_NOINLINE static int per_thread_free_other(struct pool *pool,
                                                const char *function, void *ptr,
-                                               size_t index, unsigned hooks)
+                                               struct span *span, uint32_t rel,
+                                               unsigned hooks)
 {
-	int error = thread_free_slow(pool, ptr, index, hooks, function);
+	int error = thread_free_other(pool, span, rel, ptr, hooks, function);
 	if (error)
 		return free_refused(pool, function, ptr, error);
 	return TRACE_SRC_POOL;
 }
 
-/* Every way out is a tail call, so that the remote free, the common way,
- * keeps no frame. */
+/* POOL_PER_THREAD when thread_push() missed: another span's block, a
+ * pointer from outside the region, or misuse; index is region_slot()'s
+ * for ptr.  Every way out is a tail call, so that the remote free, the
+ * common way, keeps no frame. */
 POOL_NOINLINE static int per_thread_free_rest(struct pool *pool,
                                               const char *function, void *ptr,
                                               size_t index, unsigned hooks)
@@ -241,11 +241,10 @@ POOL_NOINLINE static int per_thread_free_rest(struct pool *pool,
 		return free_outside(pool, function, ptr);
 	size_t n = index >> pool->span_shift;
 	struct span *span = &pool->spans[n];
+	uint32_t rel = (uint32_t)(index - (n << pool->span_shift));
 	if (!hooks && thread_free_is_remote(pool, span))
-		return per_thread_free_remote(
-		    pool, function, ptr, span,
-		    (uint32_t)(index - (n << pool->span_shift)));
-	return per_thread_free_other(pool, function, ptr, index, hooks);
+		return per_thread_free_remote(pool, function, ptr, span, rel);
+	return per_thread_free_other(pool, function, ptr, span, rel, hooks);
 }
 
 /*

@@ -84,21 +84,6 @@ thread_free_owned(struct pool *pool, struct thread_cache *tc, struct span *span,
 	if (owner == (uintptr_t)tc || span_take_over(pool, tc, span))
 		return span_free_local(pool, tc, span, rel, block, hooks,
 		                       function);
-	return thread_free_remote_any(pool, span, rel, block, hooks);
-}
-
-/* A remote free (span.h): span_free_remote() compiled for an unhooked
- * pool, so that the path other threads' frees take most is lean, and
- * for a hooked one. */
-int thread_free_remote(struct pool *pool, struct span *span, uint32_t rel,
-                       void *block)
-{
-	return span_free_remote(pool, span, rel, block, 0);
-}
-
-int thread_free_remote_hooked(struct pool *pool, struct span *span,
-                              uint32_t rel, void *block, unsigned hooks)
-{
 	return span_free_remote(pool, span, rel, block, hooks);
 }
 
@@ -117,5 +102,5 @@ int thread_free_other(struct pool *pool, struct span *span, uint32_t rel,
 	         SPAN_ABANDONED))
 		return thread_free_owned(pool, tc, span, rel, block, hooks,
 		                         function);
-	return thread_free_remote_any(pool, span, rel, block, hooks);
+	return span_free_remote(pool, span, rel, block, hooks);
 }

@@ -210,27 +210,21 @@ POOL_INLINE int span_free_remote(struct pool *pool, struct span *span,
 	return 0;
 }
 
-/* The frees thread_free_slow() below leaves, out of line: a remote free
- * (of an unhooked pool, and of a hooked one), and a free into a span the
- * cache owns or may take over, or by a thread with no cache yet. */
-POOL_NOINLINE int thread_free_remote(struct pool *pool, struct span *span,
-                                     uint32_t rel, void *block);
-POOL_NOINLINE int thread_free_remote_hooked(struct pool *pool,
-                                            struct span *span, uint32_t rel,
-                                            void *block, unsigned hooks);
-POOL_INLINE int thread_free_remote_any(struct pool *pool, struct span *span,
-                                       uint32_t rel, void *block,
-                                       unsigned hooks)
-{
-	return hooks ? thread_free_remote_hooked(pool, span, rel, block, hooks)
-	             : thread_free_remote(pool, span, rel, block);
-}
+/* The frees the fast path and pool.c's remote free leave, out of line
+ * (span-free.c): a free into a span the cache owns or may take over, by
+ * a thread with no cache yet, or of a hooked pool; a remote free then. */
 POOL_NOINLINE int thread_free_other(struct pool *pool, struct span *span,
                                     uint32_t rel, void *block, unsigned hooks,
                                     const char *function);
 
-/* Whether a free into the span, which thread_push() refused, is a remote
- * free, as thread_free_slow() below decides it. */
+/*
+ * Whether a free into the span, which thread_push() refused, is a remote
+ * free, decided with no look-up: the thread's hint holds the pool, and
+ * the span is neither the thread's cache's nor abandoned (which the
+ * thread might take over).  Only the thread itself could make the span
+ * its own meanwhile (point 10 of the design); a span abandoned meanwhile
+ * takes the remote free as any abandoned span does (point 5).
+ */
 POOL_INLINE bool thread_free_is_remote(struct pool *pool, struct span *span)
 {
 	const struct thread_hint *hint = hint_of(pool);
@@ -240,29 +234,6 @@ POOL_INLINE bool thread_free_is_remote(struct pool *pool, struct span *span)
 	           SPAN_ABANDONED;
 }
 
-/*
- * pool_free when thread_push() missed, for the block of the region of
- * that index: a local or a remote free.  Returns 0, or the pool_error
- * found (nothing changed then).  function names the public call in a
- * report of damage the free meets elsewhere (stack_purge()).
- *
- * The common case is decided here, with no look-up: the thread's hint
- * holds the pool, and the span is neither the thread's cache's nor
- * abandoned (which the thread might take over): a remote free.  Only the
- * thread itself could make the span its own meanwhile (point 10 of the
- * design); a span abandoned meanwhile takes the remote free as any
- * abandoned span does (point 5).
- */
-POOL_INLINE int thread_free_slow(struct pool *pool, void *block, size_t index,
-                                 unsigned hooks, const char *function)
-{
-	struct span *span = &pool->spans[index >> pool->span_shift];
-	uint32_t rel =
-	    (uint32_t)(index & (((size_t)1 << pool->span_shift) - 1));
-	if (thread_free_is_remote(pool, span))
-		return thread_free_remote_any(pool, span, rel, block, hooks);
-	return thread_free_other(pool, span, rel, block, hooks, function);
-}
 /* Whether the block of that index is handed out now. */
 bool thread_block_is_live(struct pool *pool, size_t index);
 /* pool_trim(): gives back the pages of the spans nobody holds and whose
