@@ -96,6 +96,9 @@ block_word_store(void *block, int word, uintptr_t value)
 #define unlikely(x)   __builtin_expect(!!(x), 0)
 
 #define POOL_CACHE_LINE 64
+#define POOL_CACHE_LINE_SHIFT 6
+_Static_assert(POOL_CACHE_LINE == 1 << POOL_CACHE_LINE_SHIFT,
+               "the line's size and its log 2");
 #define POOL_OPTION_MASK                                                       \
 	(POOL_NO_FALLBACK | POOL_DEBUG_FILL | POOL_PREFAULT | POOL_HUGEPAGES | \
 	 POOL_LOCK_MEMORY)

@@ -430,6 +430,34 @@ void *list_alloc_slow(struct pool *pool, bool *fresh, unsigned hooks)
 	return block;
 }
 
+size_t list_take_line(struct pool *pool, size_t index, char **out, size_t n)
+{
+	struct free_list *list = &pool->list;
+	size_t got = 0;
+
+	list_lock(pool);
+	/* A trim under way hands out the blocks it sorted first. */
+	while (got < n && !list->trimming) {
+		size_t next = index + 1 + got;
+		if (list->carve < list->carve_end) {
+			if (list->carve != next)
+				break;
+			list->carve++;
+		} else if (list->bump == next && next < pool->block_count) {
+			list->bump++;
+		} else {
+			break;
+		}
+		/* A never-used block is not handed out. */
+		bool was = bit_test_and_set(pool->allocated, next);
+		POOL_ASSERT(!was);
+		(void)was;
+		out[got++] = region_block(pool, next);
+	}
+	list_unlock(pool);
+	return got;
+}
+
 size_t list_trim(struct pool *pool)
 {
 	struct free_list *list = &pool->list;

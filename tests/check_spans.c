@@ -820,6 +820,128 @@ START_TEST(test_locked_stack_mark_damaged)
 END_TEST
 
 /*
+ * POOL_LOCKED with the stacks on, blocks smaller than a cache line: a
+ * thread that takes a never-used block takes the rest of its line as
+ * spares, so another thread's first block is in another line, and the
+ * first thread's next blocks are in its own.  The statistics count the
+ * spares as free.  (Under Valgrind the pool keeps no stacks, and blocks
+ * come in address order.)
+ */
+#define LINE_BLOCKS 64
+#define LINE        64
+
+struct one_block {
+	pool_t *pool;
+	void *block;
+};
+
+static void *one_block_take(void *arg)
+{
+	struct one_block *o = arg;
+	o->block = pool_malloc(o->pool, 16);
+	return NULL;
+}
+
+START_TEST(test_locked_line_spares)
+{
+	pool_t *pool = locked_stacks_pool(16, LINE_BLOCKS);
+	struct one_block other = {.pool = pool};
+	pthread_t thread;
+
+	misuse_record();
+	char *a = pool_malloc(pool, 16);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(pthread_create(&thread, NULL, one_block_take, &other),
+	                 0);
+	ck_assert_int_eq(pthread_join(thread, NULL), 0);
+	char *b = other.block, *c = pool_malloc(pool, 16);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_nonnull(c);
+	/* The region of 64 x 16 bytes ends on a page: a starts a line. */
+	ck_assert_uint_eq((uintptr_t)a % LINE, 0);
+	if (!under_valgrind()) {
+		ck_assert_uint_ne((uintptr_t)b / LINE, (uintptr_t)a / LINE);
+		ck_assert_uint_eq((uintptr_t)c / LINE, (uintptr_t)a / LINE);
+	}
+	pool_stats_t st = stats_of(pool);
+	ck_assert_uint_eq(st.in_use, 3);
+	ck_assert_uint_eq(st.allocs, 3);
+	ck_assert_uint_eq(st.frees, 0);
+	pool_free(pool, a);
+	pool_free(pool, b);
+	pool_free(pool, c);
+	ck_assert_uint_eq(misuse_count(), 0);
+	assert_all_free(pool);
+	/* Nothing is lost: the exited thread's spares went back. */
+	give_back(pool, take(pool, 16, LINE_BLOCKS), LINE_BLOCKS);
+	assert_all_free(pool);
+}
+END_TEST
+
+/*
+ * POOL_LOCKED with the stacks on, 16-byte blocks, as many threads as the
+ * pool has blocks, each taking one in turn and holding it until all have
+ * one: the spares of the first threads' lines reach the others, each
+ * thread that finds the pool dry keeping what it took within reach of the
+ * next, so every thread is served by the pool (POOL_NO_FALLBACK).
+ */
+#define SPARE_THREADS 64
+
+struct spare_taker {
+	pool_t *pool;
+	pthread_mutex_t *turn;
+	pthread_barrier_t *all_hold;
+	void *block;
+};
+
+static void *spare_taker_run(void *arg)
+{
+	struct spare_taker *t = arg;
+	ck_assert_int_eq(pthread_mutex_lock(t->turn), 0);
+	t->block = pool_malloc(t->pool, 16);
+	ck_assert_int_eq(pthread_mutex_unlock(t->turn), 0);
+	pthread_barrier_wait(t->all_hold);
+	if (t->block != NULL)
+		pool_free(t->pool, t->block);
+	return NULL;
+}
+
+START_TEST(test_locked_spares_reach_every_thread)
+{
+	pool_t *pool = locked_stacks_pool(16, SPARE_THREADS);
+	pthread_mutex_t turn = PTHREAD_MUTEX_INITIALIZER;
+	pthread_barrier_t all_hold;
+	struct spare_taker t[SPARE_THREADS];
+	pthread_t threads[SPARE_THREADS];
+
+	misuse_record();
+	ck_assert_int_eq(pthread_barrier_init(&all_hold, NULL, SPARE_THREADS),
+	                 0);
+	for (int i = 0; i < SPARE_THREADS; i++) {
+		t[i] = (struct spare_taker){
+		    .pool = pool, .turn = &turn, .all_hold = &all_hold};
+		ck_assert_int_eq(
+		    pthread_create(&threads[i], NULL, spare_taker_run, &t[i]),
+		    0);
+	}
+	for (int i = 0; i < SPARE_THREADS; i++)
+		ck_assert_int_eq(pthread_join(threads[i], NULL), 0);
+	pthread_barrier_destroy(&all_hold);
+	size_t served = 0;
+	for (int i = 0; i < SPARE_THREADS; i++)
+		served += t[i].block != NULL;
+	ck_assert_uint_eq(served, SPARE_THREADS);
+	ck_assert_uint_eq(misuse_count(), 0);
+	pool_stats_t st = stats_of(pool);
+	ck_assert_uint_eq(st.allocs, SPARE_THREADS);
+	ck_assert_uint_eq(st.fallback_allocs, 0);
+	assert_all_free(pool);
+	give_back(pool, take(pool, 16, SPARE_THREADS), SPARE_THREADS);
+	assert_all_free(pool);
+}
+END_TEST
+
+/*
  * Threads that allocate many spans' worth, free part of it and exit give
  * every span up: the blocks they freed, and those they left live which the
  * main thread frees after they are gone, all come back.
@@ -1196,6 +1318,8 @@ Suite *spans_suite(void)
 	tcase_add_test(tc, test_locked_consumer_idle);
 	tcase_add_test(tc, test_locked_stack_marks);
 	tcase_add_test(tc, test_locked_stack_mark_damaged);
+	tcase_add_test(tc, test_locked_line_spares);
+	tcase_add_test(tc, test_locked_spares_reach_every_thread);
 	tcase_add_test(tc, test_no_capacity_lost_at_exit);
 	tcase_add_test(tc, test_dry_pool_loses_nothing);
 	tcase_add_test(tc, test_idle_threads_hold_little);
