@@ -25,7 +25,10 @@
 #                     [${TMPDIR:-/tmp}/shiftpool-mimalloc-bench]
 #   --lib=PATH        libshiftpool-malloc.so [build/src/.libs/ beside bench/]
 #   --allocators=LIST glibc,tcmalloc,jemalloc,mimalloc,shiftpool-per-thread,
-#                     shiftpool-locked,shiftpool-single [all of them]
+#                     shiftpool-locked,shiftpool-single [all of them]; a
+#                     shiftpool mode may carry more SHIFTPOOL_MALLOC
+#                     settings after "+" signs: shiftpool-locked+min=64 is
+#                     mode=locked,min=64
 #   --cases=LIST      larson,xmalloc-test,cache-scratch,cache-thrash,mstress,
 #                     alloc-test,glibc-simple,glibc-thread,rptest [all]
 #   --threads=LIST    thread counts [1,2]
@@ -222,6 +225,19 @@ for mode in per-thread locked single; do
 done
 
 IFS=, read -r -a allocator_list <<<"$allocators"
+# shiftpool-MODE+KEY=VALUE...: that mode with more settings.
+for a in "${allocator_list[@]}"; do
+	case $a in
+	shiftpool-*+*)
+		base=${a%%+*}
+		test -n "${setting[$base]+set}" || die "unknown allocator '$a'"
+		preload[$a]=${preload[$base]}
+		setting[$a]=${setting[$base]},${a#*+}
+		setting[$a]=${setting[$a]//+/,}
+		test -n "${missing[$base]:-}" && missing[$a]=${missing[$base]}
+		;;
+	esac
+done
 IFS=, read -r -a case_list <<<"$cases"
 IFS=, read -r -a thread_list <<<"$threads"
 for a in "${allocator_list[@]}"; do
@@ -271,7 +287,7 @@ done
 
 applies() { # allocator, case, threads
 	test -z "${missing[$1]:-}" || return 1
-	test "$1" != shiftpool-single && return 0
+	case $1 in shiftpool-single | shiftpool-single+*) ;; *) return 0 ;; esac
 	test "$3" = 1 && case $SINGLE_CASES in *" $2 "*) return 0 ;; esac
 	return 1
 }
