@@ -571,10 +571,17 @@ struct locked_depot {
 	_Atomic size_t count;
 	/* blocks the threads' stacks gave back to the list (stats) */
 	_Atomic uint64_t returned;
+	/* Of the list's allocs, the blocks it handed to threads' spares
+	 * (list_take_line(); under the pool's lock), which are no
+	 * allocation of the program's. */
+	uint64_t spared;
 	/* the heads of the magazines, one per pool->stack_limit blocks of
 	 * the pool (a magazine holds exactly that many) */
 	char *magazines[];
 };
+/* region.c's side tables leave it three cache lines besides the heads. */
+_Static_assert(offsetof(struct locked_depot, magazines) <= POOL_CACHE_LINE,
+               "the depot's counters fit in the room left for them");
 
 /* The most blocks a thread keeps on its stack: about 64 KiB of them, 4 to
  * most, and no more than a sixteenth of the pool (one at least).  POOL_LOCKED
