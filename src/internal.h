@@ -572,9 +572,9 @@ struct locked_depot {
 	/* blocks the threads' stacks gave back to the list (stats) */
 	_Atomic uint64_t returned;
 	/* Of the list's allocs, the blocks it handed to threads' spares
-	 * (list_take_line(); under the pool's lock), which are no
-	 * allocation of the program's. */
-	uint64_t spared;
+	 * (locked.c, point 7), which are no allocation of the program's
+	 * (stats) */
+	_Atomic uint64_t spared;
 	/* the heads of the magazines, one per pool->stack_limit blocks of
 	 * the pool (a magazine holds exactly that many) */
 	char *magazines[];

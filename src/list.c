@@ -455,7 +455,6 @@ size_t list_take_line(struct pool *pool, size_t index, char **out, size_t n)
 		out[got++] = region_block(pool, next);
 	}
 	list->allocs += got;
-	pool->depot->spared += got;
 	list_unlock(pool);
 	return got;
 }
@@ -597,9 +596,7 @@ void list_stats(struct pool *pool, pool_stats_t *out)
 {
 	list_lock(pool);
 	list_check(pool);
-	/* POOL_LOCKED's spares are no allocations (list_take_line()). */
-	out->allocs = pool->list.allocs -
-	              (pool->mode == POOL_LOCKED ? pool->depot->spared : 0);
+	out->allocs = pool->list.allocs;
 	out->in_use = handed_out(pool);
 	out->frees = pool->list.allocs - out->in_use;
 	/* Blocks are taken from the free list before the bump, so in_use

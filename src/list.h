@@ -146,9 +146,9 @@ POOL_COLD void *list_alloc_slow(struct pool *pool, bool *fresh,
  * POOL_LOCKED: list_alloc_slow() gave a never-used block of that index;
  * takes the never-used blocks that follow it (the rest of its cache line:
  * n at most), as long as they are the next the pool would hand out (the
- * bump, or the chunk being carved), into out[].  They are handed out
- * (counted in allocs, and in spared, which pool_stats() takes off): they
- * go on the caller's spares (locked.c, point 7).  Returns how many.
+ * bump, or the chunk being carved), into out[].  They are handed out,
+ * and counted in allocs: the caller takes them off its statistics, as
+ * they go on its spares (locked.c, point 7).  Returns how many.
  */
 size_t list_take_line(struct pool *pool, size_t index, char **out, size_t n);
 /* Returns whether the block with that index is handed out now. */

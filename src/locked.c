@@ -130,10 +130,11 @@
  *    rest as its own spares (not on its stack), which the next thread to
  *    find the pool dry may take in turn.  So a pool with room for every
  *    thread's live blocks still serves them all, but for the moment a
- *    chain is in flight between two exchanges.  The statistics count the
- *    spares as blocks on a stack (pushes), and the list counts no
- *    allocation for them; pool_trim() and a thread's exit give them back
- *    to the list with the magazines.
+ *    chain is in flight between two exchanges.  The list counts them as
+ *    handed out (its invariant holds), the thread as pushed on a stack,
+ *    and depot->spared keeps their number, which pool_stats() takes off
+ *    the allocations; pool_trim() and a thread's exit give them back to
+ *    the list with the magazines.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -365,16 +366,18 @@ static bool filling_adopt(struct pool *pool, struct thread_stack *stack,
 static void line_spares(struct pool *pool, struct thread_cache *tc, char *block)
 {
 	char *spare[POOL_CACHE_LINE / POOL_MIN_BLOCK_SIZE];
+
+	if (pool->block_shift >= POOL_CACHE_LINE_SHIFT)
+		return;
 	/* The region's start need not be a line's: count from the address. */
 	size_t after = POOL_CACHE_LINE - (uintptr_t)block % POOL_CACHE_LINE;
 	size_t rest = (after >> pool->block_shift) - 1;
 	size_t index = region_slot(pool, block);
-
-	if (pool->block_shift >= POOL_CACHE_LINE_SHIFT || rest == 0)
-		return;
-	size_t n = list_take_line(pool, index, spare, rest);
+	size_t n = rest == 0 ? 0 : list_take_line(pool, index, spare, rest);
 	if (n == 0)
 		return;
+	atomic_fetch_add_explicit(&pool->depot->spared, n,
+	                          memory_order_relaxed);
 	/* Only this thread puts blocks there; others may take them all. */
 	char *chain = (char *)atomic_exchange_explicit(&tc->filling, 0,
 	                                               memory_order_acquire);
@@ -457,12 +460,8 @@ void *locked_alloc_slow(struct pool *pool, bool *fresh)
 			report_corrupted(pool, bad);
 		/* Its spares come first (point 7 of the design), then what
 		 * threads that only free gave back (point 6). */
-		if (stack->head == NULL && spares_adopt(pool, tc, stack)) {
-			block = locked_pop(pool);
-			if (block != NULL)
-				return block;
-		}
-		if (stack->head == NULL && depot_take(pool, stack)) {
+		if (stack->head == NULL && (spares_adopt(pool, tc, stack) ||
+		                            depot_take(pool, stack))) {
 			block = locked_pop(pool);
 			if (block != NULL)
 				return block;
@@ -490,6 +489,10 @@ void *locked_alloc_slow(struct pool *pool, bool *fresh)
 	    filling_adopt(pool, stack, chain)) {
 		block = locked_pop(pool);
 		if (stack->head != NULL) {
+			/* Empty: its own went first, and only it fills it. */
+			POOL_ASSERT(
+			    atomic_load_explicit(&tc->filling,
+			                         memory_order_relaxed) == 0);
 			atomic_store_explicit(&tc->filling,
 			                      (uintptr_t)stack->head,
 			                      memory_order_release);
@@ -554,7 +557,13 @@ void locked_stats(struct pool *pool, pool_stats_t *out)
 	uint64_t stacked = sums[COUNT_STACK_PUSHES] >= left
 	                       ? sums[COUNT_STACK_PUSHES] - left
 	                       : 0;
-	out->allocs += sums[COUNT_STACK_POPS];
+	/* The spares the list handed out are no allocations (point 7);
+	 * a snapshot taken while a thread takes some may see them counted
+	 * here before the list's count. */
+	uint64_t spared =
+	    atomic_load_explicit(&pool->depot->spared, memory_order_relaxed);
+	uint64_t allocs = out->allocs + sums[COUNT_STACK_POPS];
+	out->allocs = allocs >= spared ? allocs - spared : 0;
 	out->in_use = out->in_use >= stacked ? out->in_use - stacked : 0;
 	out->frees = out->allocs >= out->in_use ? out->allocs - out->in_use : 0;
 }
