@@ -24,7 +24,10 @@ if [ ! -x "$server" ]; then
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/echo-server-test.XXXXXX") || exit 99
 pid=
-trap '[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+watchdog=
+trap '[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+[ -n "$watchdog" ] && kill "$watchdog" 2>/dev/null
+rm -rf "$tmp"' EXIT
 
 failures=0
 fail() {
@@ -36,11 +39,27 @@ fail() {
 timeout 10 "$server" 70000 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "port 70000 was not refused"
 
-# SIGTERM (the test's below, or timeout's after 120 s) leaves the server 30 s
-# to exit before SIGKILL: the AddressSanitizer build's leak check runs at
-# exit, and on a loaded machine 5 s were once not enough.
-timeout -k 30 120 "$server" >"$tmp/out" 2>"$tmp/err" &
+# The server is signalled itself, once: a SIGTERM from the test below, or
+# the watchdog's after 120 s, then SIGKILL 30 s later if it has not exited
+# (the AddressSanitizer build's leak check runs at exit, and on a loaded
+# machine 5 s were once not enough).  `timeout` is not used: it passes a
+# SIGTERM it gets on to its command and again to its process group, so the
+# command got two, the second while the leak checker ran.
+"$server" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
+(
+	nap() {
+		sleep "$1" &
+		naps=$!
+		wait "$naps"
+	}
+	trap '[ -n "${naps:-}" ] && kill "$naps"; exit 0' TERM
+	nap 120
+	kill -TERM "$pid" 2>/dev/null || exit 0
+	nap 30
+	kill -KILL "$pid" 2>/dev/null
+) </dev/null >/dev/null 2>&1 &
+watchdog=$!
 port=
 for _ in $(seq 100); do
 	port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' \
@@ -86,6 +105,9 @@ kill -TERM "$pid"
 wait "$pid"
 status=$?
 pid=
+kill "$watchdog" 2>/dev/null
+wait "$watchdog" 2>/dev/null
+watchdog=
 exec {fds[1]}>&-
 [ $status -eq 0 ] || fail "the server exited with $status: $(cat "$tmp/err")"
 cat "$tmp/out"
