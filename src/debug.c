@@ -188,10 +188,8 @@ bool hooks_block_out_slow(struct pool *pool, void *block, bool fresh,
                           unsigned hooks, const char *function)
 {
 	/* Every byte but word 0 is checked, since word 0 holds the local
-	 * link that was just followed.  Word 1, which held a remote link
-	 * while the block was on a remote list, was filled with the pattern
-	 * again when the drain took the block off that list
-	 * (hooks_block_relinked()). */
+	 * link that was just followed.  A free by another thread writes
+	 * nothing in the block but the pattern. */
 	if ((hooks & HOOK_FILL) && !fresh) {
 		open_block(pool, block, hooks);
 		if (!fill_intact(block, sizeof(uintptr_t), pool->block_size)) {

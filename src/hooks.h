@@ -63,15 +63,6 @@ POOL_INLINE void *block_out(struct pool *pool, void *block, size_t size,
 	return block;
 }
 
-/* Called when a free block moves from a remote list to a local one.  Its
- * word 1 no longer holds a link, so under HOOK_FILL it holds the fill
- * pattern again. */
-POOL_INLINE void hooks_block_relinked(void *block, unsigned hooks)
-{
-	if (unlikely(hooks & HOOK_FILL))
-		link_word_store(block, 1, FILL_WORD, hooks);
-}
-
 /* Called when a block that was handed out is about to go back on a free
  * list. */
 POOL_INLINE void hooks_block_in(struct pool *pool, void *block, unsigned hooks)

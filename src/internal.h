@@ -350,9 +350,9 @@ POOL_INLINE void owned_increment(_Atomic uint64_t *counter)
  * A span: a run of 2^span_shift consecutive blocks of the region (the last
  * span may be shorter), the unit a thread owns in POOL_PER_THREAD mode,
  * and the state of its blocks.  The local and parked lists link free
- * blocks through their word 0 by address, the remote list through their
- * word 1 by index in the span ("rel"), both encoded (link.h); NULL ends
- * the local and parked lists.
+ * blocks through their word 0 by address, encoded (link.h); NULL ends
+ * them.  A block freed by another thread is only claimed: its claim bit
+ * is set, and the block itself is not written.
  *
  * owner names the thread cache that owns the span (0: none), with
  * OWNER_FULL set while the span sits on that cache's list of full spans.
@@ -371,10 +371,10 @@ POOL_INLINE void owned_increment(_Atomic uint64_t *counter)
  * handed out (its out bit set), or on the local list, or parked, or on
  * its owner's stack, exactly once; stacked is the number of those on the
  * stack, and used the number of out bits set plus stacked (a block on the
- * stack is neither on a list of the span nor handed out); a block on the
- * remote list is handed out by out[] and claimed.  A claimed block is
- * never handed out again until the drain has seen its remote free: the
- * owner parks it instead.
+ * stack is neither on a list of the span nor handed out); a block freed
+ * by another thread and not yet drained is handed out by out[] and
+ * claimed.  A claimed block is never handed out again until the drain
+ * has seen its claim: the owner parks it instead.
  */
 struct span {
 	/* owner line */
@@ -400,14 +400,13 @@ struct span {
 	uint32_t parked;
 
 	/* shared line */
-	/* Blocks freed by threads that do not own the span: the low 32 bits
-	 * are the rel + 1 of the first (0 = empty), and each block links to
-	 * the next through its word 1.  SPAN_ABANDONED is set while nobody
-	 * owns the span and it is on no stack: the remote free that clears it
-	 * must publish the span. */
-	_Atomic uint64_t remote;
-	/* 1: freed by another thread (first claimed, then pushed on the
-	 * remote list), and not yet drained by the owner */
+	/* SPAN_ABANDONED while nobody owns the span and it is on no stack,
+	 * with no free block: the first remote free after the mark (or the
+	 * owner that made it, seeing a claim) clears it and publishes the
+	 * span; 0 otherwise. */
+	_Atomic uint64_t abandoned;
+	/* 1: freed by a thread that does not own the span (a remote free),
+	 * and not yet drained by the owner */
 	_Atomic uint64_t claim[SPAN_WORDS];
 	/* the owning cache's address, | OWNER_FULL; 0: nobody */
 	_Atomic uintptr_t owner;
@@ -420,12 +419,12 @@ struct span {
 
 _Static_assert(sizeof(struct span) == 2 * POOL_CACHE_LINE,
                "a span is an owner line and a shared line");
-_Static_assert(offsetof(struct span, remote) == POOL_CACHE_LINE,
+_Static_assert(offsetof(struct span, abandoned) == POOL_CACHE_LINE,
                "remote frees write only the span's second line");
 
 /* owner's mark of a span on its owner's list of full spans. */
 #define OWNER_FULL     ((uintptr_t)1)
-#define SPAN_ABANDONED ((uint64_t)1 << 32)
+#define SPAN_ABANDONED ((uint64_t)1)
 
 /* What each thread counts of its own calls, as indexes of counters[]; the
  * pool's own blocks are counted by the spans. */

@@ -9,8 +9,8 @@
  *    checked before it is followed.
  *  - Word 0 of a free block holds the local link: the link of the free list
  *    in POOL_SINGLE and POOL_LOCKED mode, or of a span's local list in
- *    POOL_PER_THREAD mode.  Word 1 holds the remote link of POOL_PER_THREAD
- *    mode.
+ *    POOL_PER_THREAD mode.  Word 1 of a block on a POOL_LOCKED thread's
+ *    stack holds its tag (below).
  *  - Under Valgrind (HOOK_VALGRIND) a free block is inaccessible to the
  *    program, so the pool makes accessible exactly the word that it reads
  *    or writes, and only while it does.  Under AddressSanitizer, the pool's
@@ -27,10 +27,6 @@
 #include <valgrind/memcheck.h>
 #include <valgrind/valgrind.h>
 #endif
-
-/* A free block holds two links: the local link in word 0 and the remote
- * link in word 1. */
-#define LINK_WORDS 2
 
 /* Under HOOK_FILL, every byte of a free block holds FILL_BYTE (and every
  * word FILL_WORD), except the words that hold live links. */
@@ -152,30 +148,6 @@ POOL_INLINE void link_store(const struct pool *pool, void *block, uint64_t next,
                             unsigned hooks)
 {
 	link_word_store(block, 0, (uintptr_t)(next ^ link_key(pool, block)),
-	                hooks);
-}
-
-/* The remote link (word 1): the next block's index in the span plus 1, or
- * 0 at the end of the list.  It is encoded with the key rotated by half a
- * word, so that word 0 copied into word 1 does not decode to a valid link.
- * It is decoded whole, so damage to any of its bytes is seen. */
-POOL_INLINE uint64_t remote_key(const struct pool *pool, const void *block)
-{
-	uint64_t key = link_key(pool, block);
-	return key >> 32 | key << 32;
-}
-
-POOL_INLINE uint64_t remote_link_load(const struct pool *pool, void *block,
-                                      unsigned hooks)
-{
-	return (uint64_t)link_word_load(block, 1, hooks) ^
-	       remote_key(pool, block);
-}
-
-POOL_INLINE void remote_link_store(const struct pool *pool, void *block,
-                                   uint64_t next, unsigned hooks)
-{
-	link_word_store(block, 1, (uintptr_t)(next ^ remote_key(pool, block)),
 	                hooks);
 }
 

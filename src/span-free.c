@@ -21,20 +21,21 @@ static bool span_take_over(struct pool *pool, struct thread_cache *tc,
 {
 	uint64_t expected = SPAN_ABANDONED;
 
-	/* An abandoned span has no remote frees: the first one clears the
-	 * flag and publishes the span. */
-	if (atomic_load_explicit(&span->remote, memory_order_relaxed) !=
+	/* The first remote free into an abandoned span clears the mark and
+	 * publishes the span; so does a take-over. */
+	if (atomic_load_explicit(&span->abandoned, memory_order_relaxed) !=
 	    SPAN_ABANDONED)
 		return false;
 	if (hint_span(hint_of(pool)) == NULL && tc->partial.head == 0)
 		return false;
-	if (!atomic_compare_exchange_strong_explicit(&span->remote, &expected,
-	                                             0, memory_order_acquire,
-	                                             memory_order_relaxed))
+	if (!atomic_compare_exchange_strong_explicit(
+	        &span->abandoned, &expected, 0, memory_order_acquire,
+	        memory_order_relaxed))
 		return false;
 	/* Acquire: we see the owner line its last owner wrote before
-	 * abandoning it (a release).  It has no free block, and now ours: the
-	 * free that follows puts it on the partial list. */
+	 * abandoning it (a release).  It had no free block, and is now ours:
+	 * the free that follows puts it on the partial list, and the drain of
+	 * the next sweep takes what remote frees claimed meanwhile. */
 	span_set_owner(span, (uintptr_t)tc | OWNER_FULL);
 	list_add(pool, &tc->full, span);
 	return true;
@@ -98,7 +99,7 @@ int thread_free_other(struct pool *pool, struct span *span, uint32_t rel,
 	 * may be taken over. */
 	if (tc != NULL &&
 	    ((span_owner(span) & ~OWNER_FULL) == (uintptr_t)tc ||
-	     atomic_load_explicit(&span->remote, memory_order_relaxed) ==
+	     atomic_load_explicit(&span->abandoned, memory_order_relaxed) ==
 	         SPAN_ABANDONED))
 		return thread_free_owned(pool, tc, span, rel, block, hooks,
 		                         function);

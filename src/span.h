@@ -48,6 +48,9 @@ POOL_INLINE bool span_claimed(struct span *span, uint64_t rel)
 struct span *available_pop(struct pool *pool);
 void available_push(struct pool *pool, struct span *span);
 size_t span_drain(struct pool *pool, struct span *span);
+/* An abandoned span that a claim came into: on the available stack, by
+ * whoever clears its mark (span.c). */
+void span_publish(struct pool *pool, struct span *span);
 
 /* span.c's own, which span-free.c's slow frees use too: who owns a span
  * (point 10 of the design), a span onto a list of its owner, a free block
@@ -180,33 +183,30 @@ void *thread_pop_fresh(struct pool *pool);
  * this thread can have (the caller falls back); *fresh: never used. */
 POOL_NOINLINE void *thread_alloc_slow(struct pool *pool, bool *fresh,
                                       unsigned hooks);
-/* A remote free: claim the block, then push it on its span's remote list. */
+/*
+ * A remote free (point 5 of span.c's design): the block is claimed, one
+ * atomic OR of its claim bit, and that is the whole free; the span's owner
+ * finds it among the claims when it drains.  A block not handed out, or
+ * claimed already, is a double free, and nothing changes.  The hooks see
+ * the block freed before the claim makes it the owner's to hand out again.
+ * A claim into an abandoned span publishes it.
+ */
 POOL_INLINE int span_free_remote(struct pool *pool, struct span *span,
                                  uint32_t rel, void *block, unsigned hooks)
 {
+	if (!span_out(span, rel) || span_claimed(span, rel))
+		return POOL_ERROR_DOUBLE_FREE;
+	hooks_block_in(pool, block, hooks);
 	if (atomic_fetch_or_explicit(&span->claim[rel >> 6], bit_mask(rel),
 	                             memory_order_seq_cst) &
 	    bit_mask(rel))
 		return POOL_ERROR_DOUBLE_FREE;
-	if (!span_out(span, rel)) {
-		atomic_fetch_and_explicit(&span->claim[rel >> 6],
-		                          ~bit_mask(rel), memory_order_relaxed);
-		return POOL_ERROR_DOUBLE_FREE;
-	}
-
-	/* The claim makes the block ours to link: push it. */
-	hooks_block_in(pool, block, hooks);
-	uint64_t head =
-	    atomic_load_explicit(&span->remote, memory_order_relaxed);
-	do {
-		remote_link_store(pool, block, (uint32_t)head, hooks);
-	} while (!atomic_compare_exchange_weak_explicit(
-	    &span->remote, &head, (uint64_t)rel + 1, memory_order_acq_rel,
-	    memory_order_relaxed));
-	/* We cleared SPAN_ABANDONED: nobody owns the span and it is on no
-	 * stack, so it is ours to publish. */
-	if (head & SPAN_ABANDONED)
-		available_push(pool, span);
+	/* Sequentially consistent, after the claim: either this load sees
+	 * the mark of an owner that abandons the span, or that owner's look
+	 * at the claims after its mark sees ours (span_release()). */
+	if (unlikely(atomic_load_explicit(&span->abandoned,
+	                                  memory_order_seq_cst) != 0))
+		span_publish(pool, span);
 	return 0;
 }
 
@@ -230,8 +230,8 @@ POOL_INLINE bool thread_free_is_remote(struct pool *pool, struct span *span)
 	const struct thread_hint *hint = hint_of(pool);
 	return likely(hint->pool_id == pool->id) &&
 	       (span_owner(span) & ~OWNER_FULL) != (uintptr_t)hint->cache &&
-	       atomic_load_explicit(&span->remote, memory_order_relaxed) !=
-	           SPAN_ABANDONED;
+	       atomic_load_explicit(&span->abandoned, memory_order_relaxed) ==
+	           0;
 }
 
 /* Whether the block of that index is handed out now. */

@@ -6,9 +6,9 @@
  *    when the block is handed out again; a write after free to any byte
  *    past the first 8 (the link) is reported as POOL_ERROR_WRITE_AFTER_FREE,
  *    with the block's address, in every mode, through every allocating
- *    call, and after a free by another thread (whose remote link in bytes
- *    8-15 is filled again when the block comes back); the damaged block is
- *    quarantined: never handed out again, the call gets another.  Without
+ *    call, and after a free by another thread (which writes nothing in
+ *    the block but the pattern); the damaged block is quarantined: never
+ *    handed out again, the call gets another.  Without
  *    fill the same write goes unreported (so the report is fill's doing),
  *    and a long mixed workload with fill on gives no false report.
  *  - fail-fallback=N: exactly the Nth fallback allocation of each pool fails
@@ -90,11 +90,10 @@ static void free_remotely(pool_t *pool, void *block)
 /*
  * Frees a block (remotely: from another thread), writes one byte of it at
  * offset, and allocates with via until the pool meets the block again
- * (the lists are LIFO; a remote free comes back when the span's remote
- * list is drained).  Returns how many WRITE_AFTER_FREE reports that gave
- * (CORRUPTED ones for bytes 8-15 of a block on a remote list); the damaged
- * block itself must never be handed out with fill on, and comes back,
- * unreported, with it off.
+ * (the lists are LIFO; a remote free comes back when the owner drains
+ * its span's claims).  Returns how many WRITE_AFTER_FREE reports that
+ * gave; the damaged block itself must never be handed out with fill on,
+ * and comes back, unreported, with it off.
  */
 static unsigned write_after_free(pool_t *pool, size_t offset, enum via via,
                                  bool remote, bool fill, const char *ctx)
@@ -111,9 +110,9 @@ static unsigned write_after_free(pool_t *pool, size_t offset, enum via via,
 		pool_free(pool, p);
 
 	safety_reports_reset();
-	/* A byte the write must change: bytes 8-15 of a block on a remote
-	 * list hold its encoded link, any value, and writing the one it
-	 * already holds (one time in 256) would be no write at all. */
+	/* A byte the write must change: without fill a free block's bytes
+	 * may hold any value, and writing the one a byte already holds (one
+	 * time in 256) would be no write at all. */
 	safety_raw_write(p, offset, (unsigned char)~safety_raw_read(p, offset));
 	void *taken[COUNT];
 	size_t ntaken = 0;
@@ -141,14 +140,7 @@ static unsigned write_after_free(pool_t *pool, size_t offset, enum via via,
 			      "%s: strdup copy wrong", ctx);
 		taken[ntaken++] = q;
 	}
-	/* Bytes 8-15 of a block on a remote list hold its remote link: a
-	 * write there is a damaged list, reported as such. */
-	bool on_remote_list =
-	    remote && offset < 16 &&
-	    (safety_stats(pool).flags & POOL_MODE_MASK) == POOL_PER_THREAD;
-	unsigned n = safety_reported(on_remote_list
-	                                 ? POOL_ERROR_CORRUPTED
-	                                 : POOL_ERROR_WRITE_AFTER_FREE);
+	unsigned n = safety_reported(POOL_ERROR_WRITE_AFTER_FREE);
 	if (n) {
 		CHECK(atomic_load(&safety_seen.last_ptr) == p,
 		      "%s: reported %p, the block is %p", ctx,
@@ -165,11 +157,9 @@ static unsigned write_after_free(pool_t *pool, size_t offset, enum via via,
 	return n;
 }
 
-/* A quarantined block never comes back, and counts as in use; a block
- * lost with a damaged remote list never comes back either, and counts as
- * freed.  The pool hands out every other block, then falls back. */
-static void check_quarantined(pool_t *pool, size_t quarantined, size_t lost,
-                              const char *ctx)
+/* A quarantined block never comes back, and counts as in use.  The pool
+ * hands out every other block, then falls back. */
+static void check_quarantined(pool_t *pool, size_t quarantined, const char *ctx)
 {
 	pool_stats_t st = safety_stats(pool);
 	CHECK(st.in_use == quarantined,
@@ -182,9 +172,9 @@ static void check_quarantined(pool_t *pool, size_t quarantined, size_t lost,
 		if (all[n] == NULL || !pool_owns(pool, all[n]))
 			break;
 	}
-	CHECK(n == COUNT - quarantined - lost,
+	CHECK(n == COUNT - quarantined,
 	      "%s: %zu blocks handed out, expected %zu", ctx, n,
-	      COUNT - quarantined - lost);
+	      COUNT - quarantined);
 	if (n < COUNT && all[n] != NULL)
 		pool_free(pool, all[n]);
 	while (n)
@@ -215,7 +205,7 @@ static void test_fill_mode(const struct safety_mode *mode, bool by_flag)
 	char ctx[160];
 	const size_t offsets[] = {LINK_BYTES, 15, LINK_BYTES + 8, BLOCK / 2,
 	                          BLOCK - 1};
-	size_t quarantined = 0, lost = 0;
+	size_t quarantined = 0;
 	pool_t *pool = by_flag ? make_pool(mode->flag | POOL_DEBUG_FILL, NULL,
 	                                   COUNT)
 	                       : make_pool(mode->flag, "fill", COUNT);
@@ -241,14 +231,11 @@ static void test_fill_mode(const struct safety_mode *mode, bool by_flag)
 		                              true, true, ctx);
 		CHECK(n == 1, "%s, byte %zu: %u WRITE_AFTER_FREE reports, not 1",
 		      ctx, offsets[o], n);
-		if (mode->flag == POOL_PER_THREAD && offsets[o] < 16)
-			lost += n;
-		else
-			quarantined += n;
+		quarantined += n;
 	}
 	snprintf(ctx, sizeof ctx, "%s, %s, after the reports", mode->name,
 	         how);
-	check_quarantined(pool, quarantined, lost, ctx);
+	check_quarantined(pool, quarantined, ctx);
 	pool_destroy(pool);
 	printf("fill: %-10s %-22s write after free reported\n", mode->name,
 	       how);

@@ -23,10 +23,15 @@
  * down (without the encoding the list would silently skip blocks), of a
  * live block, of the block itself, of an interior address, of a decoy
  * outside the region, and copies of another free block's encoded link.
- * In POOL_PER_THREAD mode the remote list (linked through word 1) is
- * damaged too.  Every kind must be reported; the copies (see
- * is_copy_kind()) are the ones an encoding bound only linearly to the
- * block's address would miss.
+ * Every kind must be reported; the copies (see is_copy_kind()) are the
+ * ones an encoding bound only linearly to the block's address would miss.
+ *
+ * In POOL_PER_THREAD mode, blocks freed by another thread are damaged
+ * too (words 0 and 1, the same ways).  Such a free only claims the block
+ * and writes no link in it; the owner's drain writes the block's link
+ * afresh.  The damage is never read: nothing may be reported, and every
+ * other proof above holds.  And such a free writes no byte of the block
+ * (check_remote_free_untouched()).
  *
  * SPDX-License-Identifier: MIT
  */
@@ -56,9 +61,9 @@ enum kind {
 	K_DECOY,
 	K_COPY,
 	K_COPY_SILENT, /* a copy that decodes to a free block further down */
-	K_MIDDLE, /* garbage in a block in the middle of the list */
+	K_MIDDLE,      /* garbage in a block in the middle of the list */
 	K_NO_FALLBACK, /* garbage, POOL_NO_FALLBACK: NULL, never a block */
-	/* POOL_PER_THREAD: the remote list's link (word 1) */
+	/* POOL_PER_THREAD: words 0 and 1 of a block another thread freed */
 	K_REMOTE_ZERO,
 	K_REMOTE_GARBAGE,
 	K_REMOTE_RAW_INDEX,
@@ -67,25 +72,25 @@ enum kind {
 };
 
 static const char *const kind_names[K_KINDS] = {
-	"zero",
-	"all ones",
-	"garbage 0x4141...",
-	"garbage 0xdeadbeefcafebabe",
-	"garbage (random)",
-	"plain address of the true next block",
-	"plain address of a block further down",
-	"plain address of a live block",
-	"plain address of the block itself",
-	"interior address of a free block",
-	"address of a decoy outside the region",
-	"copy of another free block's link",
-	"copy of a link, decoding to a free block",
-	"garbage in the middle of the list",
-	"garbage, POOL_NO_FALLBACK",
-	"remote list: zero",
-	"remote list: garbage",
-	"remote list: plain index of another block",
-	"remote list: copy of another block's link",
+    "zero",
+    "all ones",
+    "garbage 0x4141...",
+    "garbage 0xdeadbeefcafebabe",
+    "garbage (random)",
+    "plain address of the true next block",
+    "plain address of a block further down",
+    "plain address of a live block",
+    "plain address of the block itself",
+    "interior address of a free block",
+    "address of a decoy outside the region",
+    "copy of another free block's link",
+    "copy of a link, decoding to a free block",
+    "garbage in the middle of the list",
+    "garbage, POOL_NO_FALLBACK",
+    "freed by another thread: zero",
+    "freed by another thread: garbage",
+    "freed by another thread: plain index",
+    "freed by another thread: copy of another",
 };
 
 static bool is_remote(enum kind k)
@@ -97,13 +102,12 @@ static bool is_remote(enum kind k)
  * Copies of another block's link: with a key that were the secret xor the
  * block's address, a copy from block B into block A would decode to
  * next(B) ^ B ^ A, often a block start further down the list, and the list
- * would silently skip the blocks between; a remote link not bound to its
- * block would be followed as it is.  The library binds both to the block
- * non-linearly, so these must be reported like every other kind.
+ * would silently skip the blocks between.  The library binds the link to
+ * the block non-linearly, so these must be reported like every other kind.
  */
 static bool is_copy_kind(enum kind k)
 {
-	return k == K_COPY_SILENT || k == K_REMOTE_COPY;
+	return k == K_COPY_SILENT;
 }
 
 /* The live set of one case. */
@@ -217,7 +221,6 @@ static void run(const struct safety_mode *mode, enum kind k)
 
 	/* The damage, by the buggy program. */
 	void *victim = k == K_MIDDLE ? a[3] : a[FIRST - 2];
-	size_t word = is_remote(k) ? 1 : 0;
 	uintptr_t value = 0;
 	switch (k) {
 	case K_ZERO:
@@ -276,17 +279,22 @@ static void run(const struct safety_mode *mode, enum kind k)
 		}
 		break;
 	case K_REMOTE_COPY:
-		value = safety_raw_read_word(a[2], 1);
+		value = safety_raw_read_word(a[2], 0) ^ 0x10;
 		break;
 	case K_REMOTE_RAW_INDEX:
-		value = 2; /* span index + 1 of a[1], not encoded */
+		value = 2; /* index + 1 of a[1] in its span, not encoded */
 		break;
 	case K_KINDS:
 		break;
 	}
-	CHECK(value != safety_raw_read_word(victim, word),
-	      "%s: the damage leaves the link as it was", ctx);
-	safety_raw_write_word(victim, word, value);
+	if (is_remote(k)) {
+		safety_raw_write_word(victim, 0, value);
+		safety_raw_write_word(victim, 1, value);
+	} else {
+		CHECK(value != safety_raw_read_word(victim, 0),
+		      "%s: the damage leaves the link as it was", ctx);
+		safety_raw_write_word(victim, 0, value);
+	}
 
 	/* Drain: allocate until the pool gives four non-pool answers in a
 	 * row (fallback pointers, or NULL under POOL_NO_FALLBACK). */
@@ -318,8 +326,10 @@ static void run(const struct safety_mode *mode, enum kind k)
 
 	/* What the handler saw. */
 	unsigned corrupted = safety_reported(POOL_ERROR_CORRUPTED);
-	CHECK(corrupted == 1, "%s: %u POOL_ERROR_CORRUPTED reports, not 1%s",
-	      ctx, corrupted,
+	unsigned expected = is_remote(k) ? 0 : 1;
+	CHECK(corrupted == expected,
+	      "%s: %u POOL_ERROR_CORRUPTED reports, not %u%s", ctx, corrupted,
+	      expected,
 	      is_copy_kind(k) ? " (a copied link must not decode to a block)"
 	                      : "");
 	CHECK(safety_reported_total() == corrupted,
@@ -334,14 +344,14 @@ static void run(const struct safety_mode *mode, enum kind k)
 		      "%s: reported for another pool", ctx);
 		/* The damaged block is named, except where the damage
 		 * decodes to a valid link: then the block it led to. */
-		if (!is_remote(k) && k != K_COPY && k != K_COPY_SILENT)
+		if (k != K_COPY && k != K_COPY_SILENT)
 			CHECK(atomic_load(&safety_seen.last_ptr) == victim,
 			      "%s: reported %p, the damaged block is %p", ctx,
 			      atomic_load(&safety_seen.last_ptr), victim);
 	}
 	/* Only the damaged list is lost: the pool still handed out most of
-	 * its blocks. */
-	CHECK(handed >= COUNT - 2 * FIRST,
+	 * its blocks; all of them when the damage was never read. */
+	CHECK(handed >= (is_remote(k) ? COUNT - 2 : COUNT - 2 * FIRST),
 	      "%s: only %zu pool blocks handed out after the damage", ctx,
 	      handed);
 
@@ -397,6 +407,35 @@ static void run(const struct safety_mode *mode, enum kind k)
 	       mode->name, kind_names[k], corrupted, handed, nulls);
 }
 
+/* POOL_PER_THREAD: a free by another thread only claims the block, so
+ * every byte of it stays as the program left it until the owner takes it
+ * back (then the drain writes its link, in word 0). */
+static void check_remote_free_untouched(void)
+{
+	pool_t *pool = pool_init(BLOCK, COUNT, POOL_PER_THREAD);
+	REQUIRE(pool != NULL, "pool_init: %s", strerror(errno));
+	void *a[FIRST];
+	for (int i = 0; i < FIRST; i++) {
+		a[i] = pool_malloc(pool, BLOCK);
+		REQUIRE(a[i] != NULL && pool_owns(pool, a[i]),
+		        "a[%d] not from the pool", i);
+		memset(a[i], pattern_of((size_t)i), BLOCK);
+	}
+	free_remotely(pool, a, FIRST);
+	for (int i = 0; i < FIRST; i++)
+		for (size_t b = 0; b < BLOCK; b++)
+			if (safety_raw_read(a[i], b) != pattern_of((size_t)i)) {
+				CHECK(false,
+				      "a free by another thread wrote byte %zu "
+				      "of a[%d]",
+				      b, i);
+				break;
+			}
+	CHECK(safety_stats(pool).in_use == 0,
+	      "in use after the frees by another thread");
+	pool_destroy(pool);
+}
+
 int main(void)
 {
 	srand(12345);
@@ -406,6 +445,7 @@ int main(void)
 				continue;
 			run(&safety_modes[m], (enum kind)k);
 		}
+	check_remote_free_untouched();
 	pool_set_error_handler(NULL, NULL);
 	return safety_result("safety-hardened");
 }

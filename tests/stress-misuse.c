@@ -111,8 +111,8 @@ static void run_roles(void *(*fn)(void *), void *run)
  * order (or R1 in the reverse order, every other time), after a random
  * head start, so the two frees of some block meet within nanoseconds,
  * at every point of each other's path over many iterations.  Then O
- * takes every block of the pool, which drains its span's remote list,
- * where a racing free that slipped past the owner's is found.  After each
+ * takes every block of the pool, which drains its span's claims, where
+ * a racing free that slipped past the owner's is found.  After each
  * iteration exactly RACE_BLOCKS more double frees must have been
  * reported, O must have got every block of the pool exactly once, and no
  * report may be of corruption.
