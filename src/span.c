@@ -70,14 +70,13 @@
  *    Each side writes its own (the mark; the claim) and then reads the
  *    other's, sequentially consistent (point 13), so a claim made as the
  *    owner seals the span is seen by one of the two, and whoever clears
- *    the mark publishes.  A span still on its owner's
- *    full list keeps the blocks remote frees gave back until the owner's
- *    next sweep (or exit): other threads cannot use them meanwhile, the
- *    price of a full list that costs no atomic operation to enter or
- *    leave.  A thread that frees into an abandoned span and allocates
- *    itself (it has an active span or a partial one) takes it over
- *    instead (one CAS) and puts it on its partial list: its later frees
- *    into it are local.
+ *    the mark publishes.  A span still on its owner's full list keeps the
+ *    blocks remote frees gave back until the owner's next sweep (or
+ *    exit): other threads cannot use them meanwhile, the price of a full
+ *    list that costs no atomic operation to enter or leave.  A thread
+ *    that frees into an abandoned span and allocates itself (it has an
+ *    active span or a partial one) takes it over instead (one CAS) and
+ *    puts it on its partial list: its later frees into it are local.
  *
  * 6. A thread keeps at most THREAD_KEEP_EMPTY wholly free spans besides its
  *    active span; a free that leaves another span wholly free beyond that
@@ -477,9 +476,9 @@ POOL_INLINE size_t span_drain_hooked(struct pool *pool, struct span *span,
 		for (; bits != 0; bits &= bits - 1) {
 			uint64_t rel =
 			    (uint64_t)w * 64 + (uint64_t)__builtin_ctzll(bits);
-			char *block = span_block(pool, span, rel);
 			/* Only a block of the span is claimed. */
 			POOL_ASSERT(rel < span->capacity);
+			char *block = span_block(pool, span, rel);
 			if (owned_test_and_clear(span->out, rel)) {
 				link_store(pool, block, (uintptr_t)local,
 				           hooks);
@@ -495,6 +494,7 @@ POOL_INLINE size_t span_drain_hooked(struct pool *pool, struct span *span,
 				span->local = local;
 				report_detected(pool, "pool_free", block,
 				                POOL_ERROR_DOUBLE_FREE);
+				/* The handler may have called the pool. */
 				local = span->local;
 			}
 		}
@@ -546,15 +546,11 @@ static void span_release(struct pool *pool, struct span *span)
 		 * writes to its owner line. */
 		atomic_store_explicit(&span->abandoned, SPAN_ABANDONED,
 		                      memory_order_seq_cst);
-		if (!span_has_claims(span, memory_order_seq_cst))
-			return;
 		/* A claim came: the span has a free block after all.  Whoever
 		 * clears the mark publishes it, we or that remote free. */
-		uint64_t expected = SPAN_ABANDONED;
-		if (!atomic_compare_exchange_strong_explicit(
-		        &span->abandoned, &expected, 0, memory_order_acquire,
-		        memory_order_relaxed))
-			return;
+		if (span_has_claims(span, memory_order_seq_cst))
+			span_publish(pool, span);
+		return;
 	}
 	available_push(pool, span);
 }

@@ -515,43 +515,37 @@ static void *trim_damage_allocate(void *arg)
 }
 
 /* After damage_for_trim() and a trim that reported nothing: n blocks of
- * 4096 B, every one the pool's and none twice, written whole, then freed
- * with nothing left in use. */
-static void assert_pool_serves(pool_t *pool, size_t n)
+ * 4096 B from the pool (or the set), every one its own and none twice,
+ * written whole, then freed with nothing left in use and nothing
+ * reported. */
+static void assert_serves(pool_t *pool, pool_set_t *set, size_t n)
 {
 	void **blocks = calloc(n, sizeof *blocks);
+	unsigned reports = misuse_count();
 	ck_assert_ptr_nonnull(blocks);
 	for (size_t i = 0; i < n; i++) {
-		blocks[i] = pool_malloc(pool, 4096);
-		ck_assert(pool_owns(pool, blocks[i]));
+		blocks[i] = pool != NULL ? pool_malloc(pool, 4096)
+		                         : pool_set_malloc(set, 4096);
+		ck_assert(pool != NULL ? pool_owns(pool, blocks[i])
+		                       : pool_set_owns(set, blocks[i]));
 		for (size_t j = 0; j < i; j++)
 			ck_assert_ptr_ne(blocks[i], blocks[j]);
 		memset(blocks[i], (int)i, 4096);
 	}
 	for (size_t i = 0; i < n; i++)
-		pool_free(pool, blocks[i]);
+		if (pool != NULL)
+			pool_free(pool, blocks[i]);
+		else
+			pool_set_free(set, blocks[i]);
 	free(blocks);
-	pool_stats_t stats;
-	pool_stats(pool, &stats);
-	ck_assert_uint_eq(stats.in_use, 0);
-	ck_assert_uint_eq(misuse_count(), 0);
-}
-
-static void assert_set_serves(pool_set_t *set, size_t size)
-{
-	void *blocks[TRIM_DAMAGE_BLOCKS];
-	unsigned before = misuse_count();
-	for (size_t i = 0; i < TRIM_DAMAGE_BLOCKS; i++) {
-		blocks[i] = pool_set_malloc(set, size);
-		ck_assert_ptr_nonnull(blocks[i]);
-		for (size_t j = 0; j < i; j++)
-			ck_assert_ptr_ne(blocks[i], blocks[j]);
-		memset(blocks[i], (int)i, size);
+	if (pool != NULL) {
+		pool_stats_t stats;
+		pool_stats(pool, &stats);
+		ck_assert_uint_eq(stats.in_use, 0);
+	} else {
+		ck_assert_uint_eq(class_in_use(set, 4096), 0);
 	}
-	for (size_t i = 0; i < TRIM_DAMAGE_BLOCKS; i++)
-		pool_set_free(set, blocks[i]);
-	ck_assert_uint_eq(class_in_use(set, size), 0);
-	ck_assert_uint_eq(misuse_count(), before);
+	ck_assert_uint_eq(misuse_count(), reports);
 }
 
 /*
@@ -643,7 +637,7 @@ START_TEST(test_set_report_names)
 	pool_set_trim(set);
 	if (mode == POOL_PER_THREAD) {
 		ck_assert_uint_eq(misuse_count(), 9);
-		assert_set_serves(set, 4096);
+		assert_serves(NULL, set, TRIM_DAMAGE_BLOCKS);
 	} else {
 		ck_assert_uint_eq(misuse_count(), 10);
 		ck_assert_int_eq(misuse_last().error, POOL_ERROR_CORRUPTED);
@@ -720,7 +714,7 @@ START_TEST(test_pool_trim_report_name)
 	pool_trim(pool);
 	if (mode == POOL_PER_THREAD) {
 		ck_assert_uint_eq(misuse_count(), 0);
-		assert_pool_serves(pool, 4 * TRIM_DAMAGE_BLOCKS);
+		assert_serves(pool, NULL, 4 * TRIM_DAMAGE_BLOCKS);
 		return;
 	}
 	ck_assert_uint_eq(misuse_count(), 1);

@@ -8,9 +8,9 @@
  *    with the block's address, in every mode, through every allocating
  *    call, and after a free by another thread (which writes nothing in
  *    the block but the pattern); the damaged block is quarantined: never
- *    handed out again, the call gets another.  Without
- *    fill the same write goes unreported (so the report is fill's doing),
- *    and a long mixed workload with fill on gives no false report.
+ *    handed out again, the call gets another.  Without fill the same
+ *    write goes unreported (so the report is fill's doing), and a long
+ *    mixed workload with fill on gives no false report.
  *  - fail-fallback=N: exactly the Nth fallback allocation of each pool fails
  *    (NULL, errno ENOMEM), whatever call asked for it, and the counters stay
  *    consistent.

@@ -61,7 +61,7 @@ enum kind {
 	K_DECOY,
 	K_COPY,
 	K_COPY_SILENT, /* a copy that decodes to a free block further down */
-	K_MIDDLE,      /* garbage in a block in the middle of the list */
+	K_MIDDLE, /* garbage in a block in the middle of the list */
 	K_NO_FALLBACK, /* garbage, POOL_NO_FALLBACK: NULL, never a block */
 	/* POOL_PER_THREAD: words 0 and 1 of a block another thread freed */
 	K_REMOTE_ZERO,
@@ -72,25 +72,25 @@ enum kind {
 };
 
 static const char *const kind_names[K_KINDS] = {
-    "zero",
-    "all ones",
-    "garbage 0x4141...",
-    "garbage 0xdeadbeefcafebabe",
-    "garbage (random)",
-    "plain address of the true next block",
-    "plain address of a block further down",
-    "plain address of a live block",
-    "plain address of the block itself",
-    "interior address of a free block",
-    "address of a decoy outside the region",
-    "copy of another free block's link",
-    "copy of a link, decoding to a free block",
-    "garbage in the middle of the list",
-    "garbage, POOL_NO_FALLBACK",
-    "freed by another thread: zero",
-    "freed by another thread: garbage",
-    "freed by another thread: plain index",
-    "freed by another thread: copy of another",
+	"zero",
+	"all ones",
+	"garbage 0x4141...",
+	"garbage 0xdeadbeefcafebabe",
+	"garbage (random)",
+	"plain address of the true next block",
+	"plain address of a block further down",
+	"plain address of a live block",
+	"plain address of the block itself",
+	"interior address of a free block",
+	"address of a decoy outside the region",
+	"copy of another free block's link",
+	"copy of a link, decoding to a free block",
+	"garbage in the middle of the list",
+	"garbage, POOL_NO_FALLBACK",
+	"freed by another thread: zero",
+	"freed by another thread: garbage",
+	"freed by another thread: plain index",
+	"freed by another thread: copy of another",
 };
 
 static bool is_remote(enum kind k)
