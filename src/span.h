@@ -106,20 +106,12 @@ POOL_INLINE int thread_push(struct pool *pool, void *block, unsigned hooks)
 
 /* ------------------------------------------------------------ span.c */
 
-/*
- * The bulk calls' loops: what thread_pop() and thread_push() do, for up
- * to n blocks of the thread's active span (pop) or spans (push), for
- * unhooked pools.  thread_pop_many() returns how many it took;
- * thread_push_many() how many it freed before the first pointer it left
- * (another span's block, outside the region, misuse), for the caller to
- * free the slow way.
- */
-POOL_INLINE size_t thread_pop_many(struct pool *pool, size_t n, void **out)
+/* thread_pop_many()'s run from the head of the active span's local
+ * list. */
+POOL_INLINE size_t thread_pop_list(struct pool *pool,
+                                   const struct thread_hint *hint, size_t n,
+                                   void **out)
 {
-	const struct thread_hint *hint = hint_of(pool);
-	/* A thread with no span writes nothing: thread_no_span is shared. */
-	if (unlikely(hint->pool_id != pool->id || hint->capacity == 0))
-		return 0;
 	struct span *span = hint->span;
 	const uintptr_t first = hint->first;
 	const uint64_t capacity = hint->capacity;
@@ -154,6 +146,52 @@ POOL_INLINE size_t thread_pop_many(struct pool *pool, size_t n, void **out)
 	span->used = (uint16_t)(span->used + got);
 	owned_add(&span->allocs, got);
 	return got;
+}
+
+/*
+ * thread_pop_many()'s run from the thread's stack: the blocks
+ * shiftpool_span_pop_() would take one by one, up to the first it would
+ * refuse, which the caller's slow path decides.
+ */
+POOL_INLINE size_t thread_pop_stack(struct pool *pool, size_t n, void **out)
+{
+	struct shiftpool_hint_ *hint = fast_hint_of(pool);
+	size_t got = 0;
+
+	while (got < n && hint->stack != NULL) {
+		void *block = shiftpool_span_pop_(fast_of(pool), hint);
+		if (block == NULL)
+			break;
+		out[got++] = block;
+	}
+	return got;
+}
+
+/*
+ * The bulk calls' loops: what thread_pop() and thread_push() do, for up
+ * to n blocks of the thread's stack, then of its active span (pop), or
+ * of its spans (push), for unhooked pools.  thread_pop_many() returns
+ * how many it took; thread_push_many() how many it freed before the
+ * first pointer it left (another span's block, outside the region,
+ * misuse), for the caller to free the slow way.
+ */
+POOL_INLINE size_t thread_pop_many(struct pool *pool, size_t n, void **out)
+{
+	struct thread_hint *hint = hint_of(pool);
+	size_t got = 0;
+
+	/* A thread with no span writes nothing: thread_no_span is shared. */
+	if (unlikely(hint->pool_id != pool->id || hint->capacity == 0))
+		return 0;
+	/* The blocks the thread freed last first, as pool_malloc() takes
+	 * them: the span's list holds none of them, and a batch that took
+	 * only from the list would find it empty after a batch was freed. */
+	if (hint->stack.head != NULL) {
+		got = thread_pop_stack(pool, n, out);
+		if (got == n || hint->stack.head != NULL)
+			return got; /* all, or a block the slow path decides */
+	}
+	return got + thread_pop_list(pool, hint, n - got, out + got);
 }
 
 /* Each block as thread_push() frees it: into whichever span of the thread
