@@ -1235,6 +1235,81 @@ START_TEST(test_stack_damage_met_by_a_purge)
 END_TEST
 
 /*
+ * POOL_PER_THREAD: a batch takes the blocks the thread freed last, from its
+ * stack, before the active span's list.  The thread's stack holds a
+ * sixteenth of this pool (256 blocks): freeing the active span's 232
+ * blocks and 40 of the first span's fills it, and the free that finds it
+ * full gives half of it back to the spans, the active one's list among
+ * them.  A batch that took that list first would miss the batch just
+ * freed onto the stack.
+ */
+#define BATCH_POOL   4096 /* spans of 256 */
+#define BATCH_TAKEN  1000 /* spans A, B, C and D (active, 232 used) */
+#define BATCH_BLOCKS 16
+
+START_TEST(test_bulk_takes_the_stack_first)
+{
+	pool_t *pool = test_pool(64, BATCH_POOL, PT);
+	void **blocks = take(pool, 64, BATCH_TAKEN);
+	void *out[BATCH_BLOCKS];
+
+	for (size_t i = 768; i < BATCH_TAKEN; i++) /* all of D */
+		pool_free(pool, blocks[i]);
+	for (size_t i = 0; i < 40; i++) /* and A's first: a full stack */
+		pool_free(pool, blocks[i]);
+	pool_free_bulk(pool, BATCH_BLOCKS, blocks + 100); /* more of A's */
+	ck_assert_uint_eq(pool_malloc_bulk(pool, 64, BATCH_BLOCKS, out),
+	                  BATCH_BLOCKS);
+	for (size_t i = 0; i < BATCH_BLOCKS; i++)
+		ck_assert_ptr_eq(out[i], blocks[100 + BATCH_BLOCKS - 1 - i]);
+	ck_assert_uint_eq(stats_of(pool).in_use, 768 - 40);
+
+	/* Every block back, and the pool serves all of them again. */
+	for (size_t i = 40; i < 768; i++)
+		pool_free(pool, blocks[i]);
+	free(blocks);
+	ck_assert_uint_eq(stats_of(pool).in_use, 0);
+	ck_assert_uint_eq(blocks_left(pool, 64, BATCH_POOL + 1), BATCH_POOL);
+}
+END_TEST
+
+/*
+ * A batch that meets a stacked block whose link a write after free
+ * overwrote: the blocks above it are taken, the damage is reported once,
+ * naming pool_malloc_bulk and the block whose link it was, the rest of the
+ * stack is dropped, and the batch is made whole from the spans: never a
+ * block twice.
+ */
+START_TEST(test_bulk_meets_stack_damage)
+{
+	pool_t *pool = test_pool(64, BATCH_POOL, PT);
+	void **blocks = take(pool, 64, 8);
+	void *out[BATCH_BLOCKS];
+
+	misuse_record();
+	for (size_t i = 0; i < 8; i++)
+		pool_free(pool, blocks[i]); /* blocks[7] on top */
+	raw_write(blocks[6], 16, 0x41);
+	ck_assert_uint_eq(pool_malloc_bulk(pool, 64, BATCH_BLOCKS, out),
+	                  BATCH_BLOCKS);
+	ck_assert_ptr_eq(out[0], blocks[7]);
+	ck_assert_ptr_eq(out[1], blocks[6]);
+	ck_assert_uint_eq(misuse_count_of(POOL_ERROR_CORRUPTED), 1);
+	ck_assert_uint_eq(misuse_count(), 1);
+	ck_assert_ptr_eq(misuse_last().ptr, blocks[6]);
+	ck_assert_str_eq(misuse_last().function, "pool_malloc_bulk");
+	for (size_t i = 0; i < 6; i++) /* dropped with the stack: lost */
+		for (size_t j = 0; j < BATCH_BLOCKS; j++)
+			ck_assert_ptr_ne(out[j], blocks[i]);
+	free(blocks);
+	assert_distinct_blocks(pool, out, BATCH_BLOCKS);
+	pool_free_bulk(pool, BATCH_BLOCKS, out);
+	ck_assert_uint_eq(misuse_count(), 1);
+	ck_assert_uint_eq(stats_of(pool).in_use, 0);
+}
+END_TEST
+
+/*
  * Two threads that hold no span of the pool (they never allocated from it)
  * free blocks of it with pool_free_bulk() and ask for blocks with
  * pool_malloc_bulk() at the same time.  The bulk loops of a thread with no
@@ -1325,6 +1400,8 @@ Suite *spans_suite(void)
 	tcase_add_test(tc, test_idle_threads_hold_little);
 	tcase_add_test(tc, test_remote_freed_spans_come_back);
 	tcase_add_test(tc, test_stack_damage_met_by_a_purge);
+	tcase_add_test(tc, test_bulk_takes_the_stack_first);
+	tcase_add_test(tc, test_bulk_meets_stack_damage);
 	tcase_add_test(tc, test_bulk_from_threads_with_no_span);
 	return s;
 }
