@@ -180,8 +180,7 @@ POOL_INLINE size_t thread_pop_many(struct pool *pool, size_t n, void **out)
 	struct thread_hint *hint = hint_of(pool);
 	size_t got = 0;
 
-	/* A thread with no span writes nothing: thread_no_span is shared. */
-	if (unlikely(hint->pool_id != pool->id || hint->capacity == 0))
+	if (unlikely(hint->pool_id != pool->id))
 		return 0;
 	/* The blocks the thread freed last first, as pool_malloc() takes
 	 * them: the span's list holds none of them, and a batch that took
@@ -191,6 +190,9 @@ POOL_INLINE size_t thread_pop_many(struct pool *pool, size_t n, void **out)
 		if (got == n || hint->stack.head != NULL)
 			return got; /* all, or a block the slow path decides */
 	}
+	/* A thread with no span writes nothing: thread_no_span is shared. */
+	if (unlikely(hint->capacity == 0))
+		return got;
 	return got + thread_pop_list(pool, hint, n - got, out + got);
 }
 
