@@ -199,12 +199,15 @@
  *    given up only when none of its blocks is on it: the sweep of the
  *    full list (point 4) empties the stack first, a span the free leaves
  *    with nothing handed out takes its blocks back (a walk of the stack,
- *    once per span so emptied), and thread exit empties it before the
- *    spans are given up.  A free onto the bottom of the stack (its first
- *    SHIFTPOOL_STACK_PIN_ blocks) is the exception: the span it leaves
- *    with nothing handed out stays held until the block leaves the stack,
- *    so a thread holds at most that many such spans, and a pool of spans
- *    of a block or two, replaced one by one, stays on the fast paths;
+ *    once per span so emptied; none when the stack holds that span's
+ *    blocks only and its list is empty, as when a batch of its blocks is
+ *    freed together: the stack is then the list), and thread exit
+ *    empties it before the spans are given up.  A free onto the bottom
+ *    of the stack (its first SHIFTPOOL_STACK_PIN_ blocks) is the
+ *    exception: the span it leaves with nothing handed out stays held
+ *    until the block leaves the stack, so a thread holds at most that
+ *    many such spans, and a pool of spans of a block or two, replaced
+ *    one by one, stays on the fast paths;
  *  - the span counts them in used and in stacked, so its lists and
  *    counters stay exact (the span invariant of internal.h counts them).
  * The stack holds at most pool->stack_limit blocks (about 64 KiB of them,
@@ -860,7 +863,10 @@ static void stack_flush_retired(struct pool *pool, struct thread_cache *tc)
  * span that is emptied so.  It checks each link before it follows it, as
  * the pops do: a link that a use after free overwrote is reported (naming
  * the public call, function), and the whole stack dropped: its blocks
- * are lost, never handed out twice.  The hint holds the pool.
+ * are lost, never handed out twice.  When the whole stack is the span's
+ * and its list is empty, there is no walk: the stack becomes the list,
+ * whose pops check each link as they come to it.  The hint holds the
+ * pool.
  */
 void stack_purge(struct pool *pool, struct span *span, const char *function)
 {
@@ -869,6 +875,19 @@ void stack_purge(struct pool *pool, struct span *span, const char *function)
 	char *first = span_block(pool, span, 0);
 	uintptr_t bytes = (uintptr_t)span->capacity << pool->block_shift;
 	char *prev = NULL, *block = stack->head, *damaged = NULL;
+
+	/* The whole stack is the span's, and its local list is empty (a
+	 * batch of its blocks freed together): the stack becomes the list,
+	 * whose links it already is, with no walk.  The links are checked
+	 * as the list's pops take them (a damaged one is reported then). */
+	if (stack->count == span->stacked && span->local == NULL) {
+		span->local = stack->head;
+		span->last = NULL;
+		span->used = (uint16_t)(span->used - span->stacked);
+		span->stacked = 0;
+		*stack = (struct thread_stack){.limit = stack->limit};
+		return;
+	}
 
 	while (block != NULL && span->stacked > 0) {
 		char *next = span_list_next(pool, block);

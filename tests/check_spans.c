@@ -1310,6 +1310,65 @@ START_TEST(test_bulk_meets_stack_damage)
 END_TEST
 
 /*
+ * Batches held, then freed in the order they were taken (a request's
+ * buffers): the first span of a batch is emptied by its last free while
+ * the stack holds only its blocks, and takes the stack as its list whole.
+ * Pass after pass, every block is served once; a write after free into a
+ * stacked block's link is reported once, when the pool meets it (by the
+ * free, or by an allocation from that list), and never hands a block out
+ * twice.  A pool of 1,024 has spans of 64 and a stack of 64 here.
+ */
+#define SPLICE_POOL   1024
+#define SPLICE_BATCH  100
+#define SPLICE_PASSES 10
+
+static void splice_passes(bool damage)
+{
+	pool_t *pool = test_pool(64, SPLICE_POOL, PT);
+	void *got[SPLICE_BATCH], *seen[SPLICE_BATCH];
+
+	misuse_record();
+	for (int pass = 0; pass < SPLICE_PASSES; pass++) {
+		for (size_t i = 0; i < SPLICE_BATCH; i++) {
+			got[i] = pool_calloc(pool, 1, 64);
+			ck_assert_ptr_nonnull(got[i]);
+			ck_assert(pool_owns(pool, got[i]));
+			seen[i] = got[i];
+		}
+		assert_distinct_blocks(pool, seen, SPLICE_BATCH);
+		for (size_t i = 0; i < SPLICE_BATCH; i++) {
+			if (damage && pass == 4 && i == 40)
+				raw_write(got[10], 16, 0x41);
+			pool_free(pool, got[i]);
+		}
+	}
+	ck_assert_uint_eq(misuse_count(), damage ? 1 : 0);
+	if (damage) {
+		ck_assert_uint_eq(misuse_count_of(POOL_ERROR_CORRUPTED), 1);
+		/* The damaged block's span took the stack whole, with no
+		 * walk: the next pass's allocation met the link. */
+		ck_assert_str_eq(misuse_last().function, "pool_calloc");
+	}
+	ck_assert_uint_eq(stats_of(pool).in_use, 0);
+	/* Lost to the damage: at most a span's blocks. */
+	ck_assert_uint_ge(blocks_left(pool, 64, SPLICE_POOL + 1),
+	                  SPLICE_POOL - (damage ? 64 : 0));
+	ck_assert_uint_eq(misuse_count(), damage ? 1 : 0);
+}
+
+START_TEST(test_span_takes_its_stack_whole)
+{
+	splice_passes(false);
+}
+END_TEST
+
+START_TEST(test_span_takes_a_damaged_stack)
+{
+	splice_passes(true);
+}
+END_TEST
+
+/*
  * Two threads that hold no span of the pool (they never allocated from it)
  * free blocks of it with pool_free_bulk() and ask for blocks with
  * pool_malloc_bulk() at the same time.  The bulk loops of a thread with no
@@ -1402,6 +1461,8 @@ Suite *spans_suite(void)
 	tcase_add_test(tc, test_stack_damage_met_by_a_purge);
 	tcase_add_test(tc, test_bulk_takes_the_stack_first);
 	tcase_add_test(tc, test_bulk_meets_stack_damage);
+	tcase_add_test(tc, test_span_takes_its_stack_whole);
+	tcase_add_test(tc, test_span_takes_a_damaged_stack);
 	tcase_add_test(tc, test_bulk_from_threads_with_no_span);
 	return s;
 }
