@@ -872,9 +872,6 @@ void stack_purge(struct pool *pool, struct span *span, const char *function)
 {
 	struct thread_hint *hint = hint_of(pool);
 	struct thread_stack *stack = &hint->stack;
-	char *first = span_block(pool, span, 0);
-	uintptr_t bytes = (uintptr_t)span->capacity << pool->block_shift;
-	char *prev = NULL, *block = stack->head, *damaged = NULL;
 
 	/* The whole stack is the span's, and its local list is empty (a
 	 * batch of its blocks freed together): the stack becomes the list,
@@ -888,6 +885,10 @@ void stack_purge(struct pool *pool, struct span *span, const char *function)
 		*stack = (struct thread_stack){.limit = stack->limit};
 		return;
 	}
+
+	char *first = span_block(pool, span, 0);
+	uintptr_t bytes = (uintptr_t)span->capacity << pool->block_shift;
+	char *prev = NULL, *block = stack->head, *damaged = NULL;
 
 	while (block != NULL && span->stacked > 0) {
 		char *next = span_list_next(pool, block);

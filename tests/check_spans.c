@@ -1316,11 +1316,26 @@ END_TEST
  * Pass after pass, every block is served once; a write after free into a
  * stacked block's link is reported once, when the pool meets it (by the
  * free, or by an allocation from that list), and never hands a block out
- * twice.  A pool of 1,024 has spans of 64 and a stack of 64 here.
+ * twice.  A pool of 1,024 has spans of 64 and a stack of 64 here.  (The
+ * debug build checks each span's counts against its lists and bits as
+ * the passes run: a span that took the stack with its counts wrong
+ * aborts there.)
  */
 #define SPLICE_POOL   1024
 #define SPLICE_BATCH  100
 #define SPLICE_PASSES 10
+
+struct splice_count {
+	pool_t *pool;
+	size_t left;
+};
+
+static void *splice_count_run(void *arg)
+{
+	struct splice_count *c = arg;
+	c->left = blocks_left(c->pool, 64, SPLICE_POOL + 1);
+	return NULL;
+}
 
 static void splice_passes(bool damage)
 {
@@ -1350,7 +1365,16 @@ static void splice_passes(bool damage)
 		ck_assert_str_eq(misuse_last().function, "pool_calloc");
 	}
 	ck_assert_uint_eq(stats_of(pool).in_use, 0);
-	/* Lost to the damage: at most a span's blocks. */
+	/* The spans emptied so were counted empty and kept or given back:
+	 * another thread gets all but what an idle thread holds (and, after
+	 * the damage, a span's blocks lost). */
+	pthread_t other;
+	struct splice_count count = {.pool = pool};
+	ck_assert_int_eq(pthread_create(&other, NULL, splice_count_run, &count),
+	                 0);
+	ck_assert_int_eq(pthread_join(other, NULL), 0);
+	ck_assert_uint_ge(count.left,
+	                  SPLICE_POOL - IDLE_KEPT * 64 - (damage ? 64 : 0));
 	ck_assert_uint_ge(blocks_left(pool, 64, SPLICE_POOL + 1),
 	                  SPLICE_POOL - (damage ? 64 : 0));
 	ck_assert_uint_eq(misuse_count(), damage ? 1 : 0);
