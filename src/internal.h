@@ -150,6 +150,13 @@ POOL_COLD void lock_wait(struct spin_lock *lock);
 /* Waits long enough, after a long section, for a waiter backing off to
  * see the lock free. */
 POOL_COLD void lock_give_way(void);
+/* In a child of fork(): the threads that waited for the lock in the
+ * parent are gone, and a count left over would have long sections give
+ * way to nobody, for good. */
+POOL_INLINE void lock_forget_waiters(struct spin_lock *lock)
+{
+	atomic_store_explicit(&lock->waiting, 0, memory_order_relaxed);
+}
 /* Whether a thread waits for the lock now. */
 POOL_INLINE bool lock_wanted(struct spin_lock *lock)
 {

@@ -237,12 +237,18 @@ static void fork_child(void)
 {
 	trace_fork_child();
 	/* A trim that another thread was running is given up, and the
-	 * blocks that it had taken go back on the list. */
+	 * blocks that it had taken go back on the list.  The threads that
+	 * waited for a pool's lock are not in the child. */
 	for (struct chunk *c = &first_chunk; c; c = c->next)
-		for (size_t i = 0; i < c->used; i++)
-			if (c->slots[i].pool &&
-			    c->slots[i].pool->mode != POOL_PER_THREAD)
-				list_fork_child(c->slots[i].pool);
+		for (size_t i = 0; i < c->used; i++) {
+			struct pool *pool = c->slots[i].pool;
+			if (pool == NULL)
+				continue;
+			if (pool->mode != POOL_PER_THREAD)
+				list_fork_child(pool);
+			if (pool->mode != POOL_SINGLE)
+				lock_forget_waiters(&pool->lock);
+		}
 	fork_release();
 }
 

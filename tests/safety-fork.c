@@ -5,10 +5,12 @@
  * (there with thread churn and pool_stats() calls, which take the
  * per-thread registry lock), while the main thread forks 200 times.  Every
  * child allocates and frees (pool blocks, calloc'ed blocks checked zero,
- * patterns checked, more blocks than a span, the fallback, pool_stats) and
- * must exit 0.  A child that hangs (a lock held at the fork and never
- * released) is killed after CHILD_SECONDS by its own alarm(), and the
- * parent gives up on it after WAIT_SECONDS; either way the test fails.
+ * patterns checked, more blocks than a span, the fallback, pool_stats, a
+ * trim that must not give way to the parent's waiting threads, which the
+ * child does not have) and must exit 0.  A child that hangs (a lock held
+ * at the fork and never released) is killed after CHILD_SECONDS by its own
+ * alarm(), and the parent gives up on it after WAIT_SECONDS; either way
+ * the test fails.
  * Another thread installs error handlers without pause meanwhile, and
  * every child installs one too (the handler's lock is held across the
  * fork as well).
@@ -18,6 +20,8 @@
  */
 #include "safety-util.h"
 
+#include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define BLOCK         64
@@ -145,6 +149,24 @@ static void *switcher(void *arg)
 	return NULL;
 }
 
+/* ------------------------------------------------------------ yields */
+
+/*
+ * The library's sched_yield() calls, counted in a child: a long section
+ * (pool_trim()) gives way to the threads that wait for the pool's lock,
+ * and a child, which has none of the parent's other threads, must not
+ * count them.  The program's definition takes the library's calls.
+ */
+static volatile sig_atomic_t counting_yields;
+static volatile sig_atomic_t yields;
+
+int sched_yield(void)
+{
+	if (counting_yields)
+		yields++;
+	return (int)syscall(SYS_sched_yield);
+}
+
 /* ------------------------------------------------------------ child */
 
 /* Exits 0 if the pool works in the child; a hang is ended by alarm(). */
@@ -181,6 +203,13 @@ static void child(int mode)
 	pool_stats_t st;
 	if (pool_stats(pool, &st) != 0 || st.frees < 2 * CHILD_BLOCKS)
 		_exit(14);
+	/* The child's only thread trims: nobody waits for the lock. */
+	yields = 0;
+	counting_yields = 1;
+	pool_trim(pool);
+	counting_yields = 0;
+	if (yields != 0)
+		_exit(17);
 	/* A pool made in the child works too (takes the fork lock). */
 	pool_t *fresh = pool_init(BLOCK, 16, mode);
 	if (fresh == NULL)
