@@ -480,6 +480,13 @@ struct thread_stack {
 	uint32_t limit;
 };
 
+/* Empties a stack, its blocks dropped or moved elsewhere, its bound
+ * kept. */
+POOL_INLINE void stack_clear(struct thread_stack *stack)
+{
+	*stack = (struct thread_stack){.limit = stack->limit};
+}
+
 /*
  * A thread's cache for one POOL_PER_THREAD pool.  Created on the thread's
  * first call on the pool; freed at thread exit or by pool_destroy() when

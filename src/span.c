@@ -814,7 +814,7 @@ static char *stack_take(struct pool *pool, struct thread_cache *tc,
 	if (span == NULL) {
 		/* Dropped before the report: the handler may call the pool. */
 		char *bad = stack->last != NULL ? stack->last : block;
-		*stack = (struct thread_stack){.limit = stack->limit};
+		stack_clear(stack);
 		if (report)
 			span_damaged(pool, bad);
 		return NULL;
@@ -882,7 +882,7 @@ void stack_purge(struct pool *pool, struct span *span, const char *function)
 		span->last = NULL;
 		span->used = (uint16_t)(span->used - span->stacked);
 		span->stacked = 0;
-		*stack = (struct thread_stack){.limit = stack->limit};
+		stack_clear(stack);
 		return;
 	}
 
@@ -919,7 +919,7 @@ void stack_purge(struct pool *pool, struct span *span, const char *function)
 		/* As stack_take() does: the stack is dropped (its blocks
 		 * lost, never handed out twice) before the report, which
 		 * may call the pool. */
-		*stack = (struct thread_stack){.limit = stack->limit};
+		stack_clear(stack);
 		atomic_store_explicit(&pool->spans_damaged, true,
 		                      memory_order_relaxed);
 		report_detected(pool, function, damaged, POOL_ERROR_CORRUPTED);
