@@ -128,6 +128,8 @@ _Static_assert(POOL_CACHE_LINE == 1 << POOL_CACHE_LINE_SHIFT,
 #define SPAN_MAX_BLOCKS   (1u << SPAN_SHIFT_MAX)
 #define SPAN_TARGET_COUNT 16
 #define SPAN_WORDS        (SPAN_MAX_BLOCKS / 64)
+_Static_assert(SPAN_WORDS == 4,
+               "shiftpool_span_idle_() reads a span's four out words");
 
 /* ------------------------------------------------------------ lock */
 
@@ -376,9 +378,10 @@ POOL_INLINE void owned_increment(_Atomic uint64_t *counter)
  *
  * Invariants (span_check()), for blocks below bump: a block is either
  * handed out (its out bit set), or on the local list, or parked, or on
- * its owner's stack, exactly once; stacked is the number of those on the
- * stack, and used the number of out bits set plus stacked (a block on the
- * stack is neither on a list of the span nor handed out); a block freed
+ * its owner's stack, exactly once; used is the number of out bits set plus
+ * the number of the span's blocks on the stack (a block on the stack is
+ * neither on a list of the span nor handed out, and moves on and off the
+ * stack with no count changed: span_stacked() derives it); a block freed
  * by another thread and not yet drained is handed out by out[] and
  * claimed.  A claimed block is never handed out again until the drain
  * has seen its claim: the owner parks it instead.
@@ -397,12 +400,9 @@ struct span {
 	char *last;
 	/* one bit per block, set while the block is handed out */
 	_Atomic uint64_t out[SPAN_WORDS];
-	/* Blocks handed out by out[], and blocks on the owner's stack: a
-	 * free that leaves it equal to stacked tells the owner that nothing
-	 * of the span is handed out. */
+	/* Blocks handed out by out[], and blocks on the owner's stack. */
 	uint16_t used;
-	/* blocks of the span on its owner's stack (point 14 of span.c) */
-	uint16_t stacked;
+	uint16_t spare; /* unused: the header's spare_ */
 	/* free blocks a remote free still claims: the first one's rel + 1 */
 	uint32_t parked;
 
@@ -464,8 +464,7 @@ struct span_list {
  * A thread's stack of free blocks for one POOL_PER_THREAD pool (point 14
  * of span.c's design): blocks the thread freed into spans its cache owns,
  * linked through word 0 as the spans' local lists are, newest first.
- * Their out bits are clear; their spans count them in used and in
- * stacked.
+ * Their out bits are clear; their spans count them in used.
  * While the thread's hint holds the pool the hint's copy is the one that
  * counts, as for the active span.
  */
@@ -789,8 +788,6 @@ _Static_assert(
         offsetof(struct span, claim) ==
             offsetof(struct shiftpool_span_, claim) &&
         offsetof(struct span, used) == offsetof(struct shiftpool_span_, used) &&
-        offsetof(struct span, stacked) ==
-            offsetof(struct shiftpool_span_, stacked) &&
         offsetof(struct span, capacity) ==
             offsetof(struct shiftpool_span_, capacity) &&
         offsetof(struct span, owner) ==

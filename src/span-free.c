@@ -50,13 +50,13 @@ static int span_free_local(struct pool *pool, struct thread_cache *tc,
 	if (span_claimed(span, rel) || !span_out(span, rel))
 		return POOL_ERROR_DOUBLE_FREE;
 	owned_test_and_clear(span->out, rel);
+	span->used--;
 	hooks_block_in(pool, block, hooks);
 	/* Nothing else of the span handed out: its stacked blocks too go
 	 * back, before the span is kept or given back. */
-	if (span->used == span->stacked + 1 &&
-	    span != hint_span(hint_of(pool)))
+	if (span_handed_out(span) == 0 && span != hint_span(hint_of(pool)))
 		stack_purge(pool, span, function);
-	span_take_back(pool, tc, span, block, false);
+	span_take_back(pool, tc, span, block);
 	return 0;
 }
 

@@ -1393,6 +1393,69 @@ START_TEST(test_span_takes_a_damaged_stack)
 END_TEST
 
 /*
+ * POOL_PER_THREAD: a span of 256 blocks has four words of out bits.  A free
+ * that clears the last bit of one word while the other words have bits
+ * set leaves blocks of the span handed out: the block goes on the
+ * thread's stack, and the next allocation takes it.  The free of the
+ * span's last handed-out block, the others on the stack or its list,
+ * leaves nothing of it handed out: the span takes its blocks back off the
+ * stack, and the next allocation comes from the active span.  A free that
+ * judged a span by one word would fail the first part, and one that
+ * missed the last block the second.
+ */
+#define WORDS_POOL 4096 /* spans of 256 blocks */
+
+static int by_address(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (void *const *)a;
+	uintptr_t y = (uintptr_t) * (void *const *)b;
+	return (x > y) - (x < y);
+}
+
+START_TEST(test_span_idle_reads_every_word)
+{
+	pool_t *pool = test_pool(64, WORDS_POOL, PT);
+	/* The first span whole, then 8 blocks of the next, the active one. */
+	void **blocks = take(pool, 64, 256 + 8);
+	qsort(blocks, 256, sizeof *blocks, by_address);
+	char *first = blocks[0];
+	for (size_t i = 0; i < 256; i++)
+		ck_assert_ptr_eq(blocks[i], first + 64 * i);
+	for (size_t i = 256; i < 256 + 8; i++)
+		ck_assert_msg((uintptr_t)((char *)blocks[i] - first) >=
+		                  256 * 64,
+		              "block %zu is in the first span", i);
+	misuse_record();
+
+	/* Word 1 (blocks 64 to 127) freed: words 0, 2 and 3 still out. */
+	for (size_t i = 64; i < 128; i++)
+		pool_free(pool, blocks[i]);
+	void *again = pool_malloc(pool, 64);
+	ck_assert_ptr_eq(again, blocks[127]);
+	pool_free(pool, again);
+
+	/* Then all of it but block 255, and block 255 last. */
+	for (size_t i = 0; i < 64; i++)
+		pool_free(pool, blocks[i]);
+	for (size_t i = 128; i < 255; i++)
+		pool_free(pool, blocks[i]);
+	pool_free(pool, blocks[255]);
+	void *next = pool_malloc(pool, 64);
+	ck_assert_ptr_nonnull(next);
+	ck_assert_msg((uintptr_t)((char *)next - first) >= 256 * 64,
+	              "the next block %p is of the emptied span at %p", next,
+	              (void *)first);
+	pool_free(pool, next);
+
+	for (size_t i = 256; i < 256 + 8; i++)
+		pool_free(pool, blocks[i]);
+	free(blocks);
+	ck_assert_uint_eq(misuse_count(), 0);
+	ck_assert_uint_ge(blocks_left(pool, 64, WORDS_POOL + 1), WORDS_POOL);
+}
+END_TEST
+
+/*
  * Two threads that hold no span of the pool (they never allocated from it)
  * free blocks of it with pool_free_bulk() and ask for blocks with
  * pool_malloc_bulk() at the same time.  The bulk loops of a thread with no
@@ -1487,6 +1550,7 @@ Suite *spans_suite(void)
 	tcase_add_test(tc, test_bulk_meets_stack_damage);
 	tcase_add_test(tc, test_span_takes_its_stack_whole);
 	tcase_add_test(tc, test_span_takes_a_damaged_stack);
+	tcase_add_test(tc, test_span_idle_reads_every_word);
 	tcase_add_test(tc, test_bulk_from_threads_with_no_span);
 	return s;
 }
