@@ -103,6 +103,10 @@ static void check_quiescent(struct stress *s, const char *when, bool final)
 struct stats_reader {
 	struct stress *s;
 	_Atomic bool stop;
+	/* Set by the main thread for a check at rest; the reader answers
+	 * with paused, out of every call, until hold is cleared. */
+	_Atomic bool hold;
+	_Atomic bool paused;
 	uint64_t reads;
 };
 
@@ -125,6 +129,16 @@ static void *stats_reader_fn(void *arg)
 {
 	struct stats_reader *r = arg;
 	while (!atomic_load_explicit(&r->stop, memory_order_acquire)) {
+		if (atomic_load_explicit(&r->hold, memory_order_acquire)) {
+			atomic_store_explicit(&r->paused, true,
+			                      memory_order_release);
+			while (atomic_load_explicit(&r->hold,
+			                            memory_order_acquire))
+				sched_yield();
+			atomic_store_explicit(&r->paused, false,
+			                      memory_order_release);
+			continue;
+		}
 		for (int pi = 0; pi < r->s->npools; pi++) {
 			check_stats_during_run(&r->s->pools[pi]);
 			r->s->trimmed += pool_trim(r->s->pools[pi].pool);
@@ -193,9 +207,23 @@ static void run_rounds(struct stress *s, const struct stress_config *cfg)
 	start_thread(&reader_thread, stats_reader_fn, &reader);
 	for (unsigned round = 0; round < cfg->rounds; round++) {
 		run_round(s, cfg, threads, workers);
-		/* The reader may be inside pool_stats(): only a consistency
-		 * check that tolerates it (no thread allocates or frees). */
+		/* At rest: the reader is held out of its calls too.  Its
+		 * pool_trim() drains the remote frees of the spans nobody
+		 * holds, and a drain under way has a claimed block's claim
+		 * taken and its out bit not yet cleared: pool_stats(), exact
+		 * only when no thread is inside a call, counts it in use. */
+		atomic_store_explicit(&reader.hold, true, memory_order_release);
+		while (
+		    !atomic_load_explicit(&reader.paused, memory_order_acquire))
+			sched_yield();
 		check_quiescent(s, "after a round", false);
+		atomic_store_explicit(&reader.hold, false,
+		                      memory_order_release);
+		/* Resumed before the next hold, which must not take this
+		 * pause's answer for its own. */
+		while (
+		    atomic_load_explicit(&reader.paused, memory_order_acquire))
+			sched_yield();
 	}
 	atomic_store_explicit(&reader.stop, true, memory_order_release);
 	join_thread(reader_thread);
