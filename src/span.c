@@ -215,7 +215,7 @@
  *    nothing of it handed out.  The span's lists and counters stay exact
  *    (the span invariant of internal.h counts them).  A count of the
  *    stacked blocks, kept in the span by every push and pop, took 6 more
- *    instructions and a ninth of a pair's time.
+ *    instructions and about a tenth of a pair's time.
  * The stack holds at most pool->stack_limit blocks (about 64 KiB of them,
  * 1,024 at most, and a sixteenth of the pool at most): a full stack gives
  * half back to the spans.  Its blocks are in spans the thread owns, which
@@ -234,13 +234,6 @@
 
 /* ------------------------------------------------------------ helpers */
 
-/* The span's blocks on its owner's stack: those that used counts beyond
- * the out bits. */
-uint32_t span_stacked(const struct span *span)
-{
-	return span->used - span_handed_out(span);
-}
-
 /* The span's blocks handed out: its out bits set. */
 uint32_t span_handed_out(const struct span *span)
 {
@@ -249,6 +242,13 @@ uint32_t span_handed_out(const struct span *span)
 		out += (uint32_t)__builtin_popcountll(
 		    atomic_load_explicit(&span->out[i], memory_order_relaxed));
 	return out;
+}
+
+/* The span's blocks on its owner's stack: those that used counts beyond
+ * the out bits. */
+static uint32_t span_stacked(const struct span *span)
+{
+	return span->used - span_handed_out(span);
 }
 
 /* Sets or clears a block's out bit, and counts it in used; the owner's. */

@@ -65,7 +65,7 @@ void span_set_owner(struct span *span, uintptr_t owner);
 void list_add(struct pool *pool, struct span_list *list, struct span *span);
 void span_take_back(struct pool *pool, struct thread_cache *tc,
                     struct span *span, char *block);
-uint32_t span_stacked(const struct span *span);
+/* The span's blocks handed out: its out bits set (span.c). */
 uint32_t span_handed_out(const struct span *span);
 void stack_flush(struct pool *pool, struct thread_cache *tc, uint32_t n);
 void stack_purge(struct pool *pool, struct span *span, const char *function);
