@@ -1235,6 +1235,89 @@ START_TEST(test_stack_damage_met_by_a_purge)
 END_TEST
 
 /*
+ * A span's blocks freed together above older blocks of another span: the
+ * free that leaves the span with nothing handed out takes them off the top
+ * of the stack as one run, and the blocks below stay on the stack, where
+ * the next allocation finds the one freed last.  Then every block of the
+ * pool is served, once.
+ */
+#define RUN_BLOCKS 8192 /* a stack of 512: no flush below */
+
+START_TEST(test_purge_takes_a_run_off_the_top)
+{
+	pool_t *pool = test_pool(64, RUN_BLOCKS, PT);
+	void **blocks = take(pool, 64, 3 * 256); /* spans A, B, C (active) */
+
+	for (size_t i = 256; i < 300; i++) /* some of B: the stack's bottom */
+		pool_free(pool, blocks[i]);
+	for (size_t i = 1; i < 256; i++) /* A but its first, above them */
+		pool_free(pool, blocks[i]);
+	pool_free(pool, blocks[0]); /* A has nothing handed out */
+	ck_assert_uint_eq(stats_of(pool).in_use, 3 * 256 - 300);
+
+	/* B's blocks are still the stack, newest first. */
+	void *next = pool_malloc(pool, 64);
+	ck_assert_ptr_eq(next, blocks[299]);
+	pool_free(pool, next);
+
+	for (size_t i = 300; i < 3 * 256; i++)
+		pool_free(pool, blocks[i]);
+	free(blocks);
+	ck_assert_uint_eq(stats_of(pool).in_use, 0);
+	void **got = malloc(RUN_BLOCKS * sizeof *got);
+	ck_assert_ptr_nonnull(got);
+	size_t n = 0;
+	while (n < RUN_BLOCKS && (got[n] = pool_malloc(pool, 64)) != NULL)
+		n++;
+	ck_assert_uint_eq(n, RUN_BLOCKS);
+	assert_distinct_blocks(pool, got, n);
+	give_back(pool, got, n);
+}
+END_TEST
+
+/*
+ * The same run, with the link below it overwritten by a use after free:
+ * the run's deepest block is blocks[2] (the free of blocks[1], A's first
+ * while A was on the full list, went to A's own list).  The run goes back
+ * to its span, the damaged link is not followed but reported once, naming
+ * that block and pool_free, and the blocks below are lost, never handed
+ * out twice.
+ */
+START_TEST(test_stack_damage_below_a_run)
+{
+	pool_t *pool = test_pool(64, RUN_BLOCKS, PT);
+	void **blocks = take(pool, 64, 3 * 256); /* spans A, B, C (active) */
+
+	misuse_record();
+	for (size_t i = 256; i < 300; i++) /* some of B: the stack's bottom */
+		pool_free(pool, blocks[i]);
+	for (size_t i = 1; i < 256; i++) /* A but its first, above them */
+		pool_free(pool, blocks[i]);
+	raw_write(blocks[2], 16, 0x41);
+	pool_free(pool, blocks[0]); /* A has nothing handed out */
+	ck_assert_uint_eq(misuse_count_of(POOL_ERROR_CORRUPTED), 1);
+	ck_assert_uint_eq(misuse_count(), 1);
+	ck_assert_ptr_eq(misuse_last().ptr, blocks[2]);
+	ck_assert_str_eq(misuse_last().function, "pool_free");
+
+	for (size_t i = 300; i < 3 * 256; i++)
+		pool_free(pool, blocks[i]);
+	free(blocks);
+	void **got = malloc(RUN_BLOCKS * sizeof *got);
+	ck_assert_ptr_nonnull(got);
+	size_t n = 0;
+	while (n < RUN_BLOCKS && (got[n] = pool_malloc(pool, 64)) != NULL)
+		n++;
+	ck_assert_uint_eq(misuse_count(), 1);
+	/* Lost: at most the blocks of B below the run. */
+	ck_assert_uint_ge(n, RUN_BLOCKS - 44);
+	assert_distinct_blocks(pool, got, n);
+	give_back(pool, got, n);
+	ck_assert_uint_eq(misuse_count(), 1);
+}
+END_TEST
+
+/*
  * POOL_PER_THREAD: a batch takes the blocks the thread freed last, from its
  * stack, before the active span's list.  The thread's stack holds a
  * sixteenth of this pool (256 blocks): freeing the active span's 232
@@ -1546,6 +1629,8 @@ Suite *spans_suite(void)
 	tcase_add_test(tc, test_idle_threads_hold_little);
 	tcase_add_test(tc, test_remote_freed_spans_come_back);
 	tcase_add_test(tc, test_stack_damage_met_by_a_purge);
+	tcase_add_test(tc, test_purge_takes_a_run_off_the_top);
+	tcase_add_test(tc, test_stack_damage_below_a_run);
 	tcase_add_test(tc, test_bulk_takes_the_stack_first);
 	tcase_add_test(tc, test_bulk_meets_stack_damage);
 	tcase_add_test(tc, test_span_takes_its_stack_whole);
