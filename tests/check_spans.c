@@ -1189,6 +1189,31 @@ START_TEST(test_remote_freed_spans_come_back)
 }
 END_TEST
 
+/* Asserts that the one report since misuse_record() is of a damaged
+ * link, naming the block whose link it was and the public call. */
+static void assert_one_damage(const void *block, const char *function)
+{
+	ck_assert_uint_eq(misuse_count_of(POOL_ERROR_CORRUPTED), 1);
+	ck_assert_uint_eq(misuse_count(), 1);
+	ck_assert_ptr_eq(misuse_last().ptr, block);
+	ck_assert_str_eq(misuse_last().function, function);
+}
+
+/* Takes every block of size bytes the pool still hands out (at most
+ * most), asserts they are distinct blocks of the region, and frees them
+ * again; returns how many. */
+static size_t take_distinct(pool_t *pool, size_t size, size_t most)
+{
+	void **got = malloc(most * sizeof *got);
+	ck_assert_ptr_nonnull(got);
+	size_t n = 0;
+	while (n < most && (got[n] = pool_malloc(pool, size)) != NULL)
+		n++;
+	assert_distinct_blocks(pool, got, n);
+	give_back(pool, got, n);
+	return n;
+}
+
 /*
  * A use after free overwrites the link of a block on the thread's stack,
  * and a later free leaves another span with nothing handed out, so its
@@ -1211,25 +1236,15 @@ START_TEST(test_stack_damage_met_by_a_purge)
 		pool_free(pool, blocks[i]);
 	raw_write(blocks[280], 16, 0x41);
 	pool_free(pool, blocks[0]); /* A has nothing handed out */
-	ck_assert_uint_eq(misuse_count_of(POOL_ERROR_CORRUPTED), 1);
-	ck_assert_uint_eq(misuse_count(), 1);
-	ck_assert_ptr_eq(misuse_last().ptr, blocks[280]);
-	ck_assert_str_eq(misuse_last().function, "pool_free");
+	assert_one_damage(blocks[280], "pool_free");
 
 	/* The rest of B and C go back; then take what the pool has. */
 	for (size_t i = 300; i < 3 * 256; i++)
 		pool_free(pool, blocks[i]);
 	free(blocks);
-	void **got = malloc(PURGE_BLOCKS * sizeof *got);
-	ck_assert_ptr_nonnull(got);
-	size_t n = 0;
-	while (n < PURGE_BLOCKS && (got[n] = pool_malloc(pool, 64)) != NULL)
-		n++;
-	ck_assert_uint_eq(misuse_count(), 1);
 	/* Lost: at most the blocks the stack held. */
-	ck_assert_uint_ge(n, PURGE_BLOCKS - 300);
-	assert_distinct_blocks(pool, got, n);
-	give_back(pool, got, n);
+	ck_assert_uint_ge(take_distinct(pool, 64, PURGE_BLOCKS),
+	                  PURGE_BLOCKS - 300);
 	ck_assert_uint_eq(misuse_count(), 1);
 }
 END_TEST
@@ -1264,14 +1279,7 @@ START_TEST(test_purge_takes_a_run_off_the_top)
 		pool_free(pool, blocks[i]);
 	free(blocks);
 	ck_assert_uint_eq(stats_of(pool).in_use, 0);
-	void **got = malloc(RUN_BLOCKS * sizeof *got);
-	ck_assert_ptr_nonnull(got);
-	size_t n = 0;
-	while (n < RUN_BLOCKS && (got[n] = pool_malloc(pool, 64)) != NULL)
-		n++;
-	ck_assert_uint_eq(n, RUN_BLOCKS);
-	assert_distinct_blocks(pool, got, n);
-	give_back(pool, got, n);
+	ck_assert_uint_eq(take_distinct(pool, 64, RUN_BLOCKS), RUN_BLOCKS);
 }
 END_TEST
 
@@ -1295,24 +1303,13 @@ START_TEST(test_stack_damage_below_a_run)
 		pool_free(pool, blocks[i]);
 	raw_write(blocks[2], 16, 0x41);
 	pool_free(pool, blocks[0]); /* A has nothing handed out */
-	ck_assert_uint_eq(misuse_count_of(POOL_ERROR_CORRUPTED), 1);
-	ck_assert_uint_eq(misuse_count(), 1);
-	ck_assert_ptr_eq(misuse_last().ptr, blocks[2]);
-	ck_assert_str_eq(misuse_last().function, "pool_free");
+	assert_one_damage(blocks[2], "pool_free");
 
 	for (size_t i = 300; i < 3 * 256; i++)
 		pool_free(pool, blocks[i]);
 	free(blocks);
-	void **got = malloc(RUN_BLOCKS * sizeof *got);
-	ck_assert_ptr_nonnull(got);
-	size_t n = 0;
-	while (n < RUN_BLOCKS && (got[n] = pool_malloc(pool, 64)) != NULL)
-		n++;
-	ck_assert_uint_eq(misuse_count(), 1);
 	/* Lost: at most the blocks of B below the run. */
-	ck_assert_uint_ge(n, RUN_BLOCKS - 44);
-	assert_distinct_blocks(pool, got, n);
-	give_back(pool, got, n);
+	ck_assert_uint_ge(take_distinct(pool, 64, RUN_BLOCKS), RUN_BLOCKS - 44);
 	ck_assert_uint_eq(misuse_count(), 1);
 }
 END_TEST
@@ -1377,10 +1374,7 @@ START_TEST(test_bulk_meets_stack_damage)
 	                  BATCH_BLOCKS);
 	ck_assert_ptr_eq(out[0], blocks[7]);
 	ck_assert_ptr_eq(out[1], blocks[6]);
-	ck_assert_uint_eq(misuse_count_of(POOL_ERROR_CORRUPTED), 1);
-	ck_assert_uint_eq(misuse_count(), 1);
-	ck_assert_ptr_eq(misuse_last().ptr, blocks[6]);
-	ck_assert_str_eq(misuse_last().function, "pool_malloc_bulk");
+	assert_one_damage(blocks[6], "pool_malloc_bulk");
 	for (size_t i = 0; i < 6; i++) /* dropped with the stack: lost */
 		for (size_t j = 0; j < BATCH_BLOCKS; j++)
 			ck_assert_ptr_ne(out[j], blocks[i]);
