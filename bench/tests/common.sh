@@ -10,6 +10,11 @@
 httpd=$abs_top_builddir/bench/httpd
 # The longest a server may live, whatever happens to the test.
 HTTPD_LIFETIME=${HTTPD_LIFETIME:-300}
+# How long the test waits for the server to say where it listens, and
+# to exit after SIGTERM: bounds for a hang, not for speed.  A loaded
+# machine running a sanitizer build (whose leak check runs at exit) can
+# take many seconds for either.
+HTTPD_WAIT=${HTTPD_WAIT:-60}
 
 HTTPD_PID=
 HTTPD_PORT=
@@ -23,19 +28,21 @@ sleep_tenth() {
 
 # httpd_start NAME [httpd options...]: starts the server, sets HTTPD_PID,
 # HTTPD_PORT, HTTPD_OUT (its stdout) and HTTPD_ERR.  Returns 1 when it
-# does not say where it listens within ten seconds.
+# does not say where it listens within HTTPD_WAIT seconds.  timeout(1)
+# forwards the SIGTERM of httpd_stop and then kills after its -k delay,
+# so that delay is longer than httpd_stop's own wait.
 httpd_start() {
 	name=$1
 	shift
 	HTTPD_OUT=$tmp/httpd-$name.out
 	HTTPD_ERR=$tmp/httpd-$name.err
 	: >"$HTTPD_OUT"
-	timeout -k 5 "$HTTPD_LIFETIME" "$httpd" --port=0 "$@" \
+	timeout -k $((HTTPD_WAIT + 30)) "$HTTPD_LIFETIME" "$httpd" --port=0 "$@" \
 		>"$HTTPD_OUT" 2>"$HTTPD_ERR" &
 	HTTPD_PID=$!
 	HTTPD_PORT=
 	tries=0
-	while [ $tries -lt 100 ]; do
+	while [ $tries -lt $((HTTPD_WAIT * 10)) ]; do
 		HTTPD_PORT=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' \
 			"$HTTPD_OUT")
 		[ -n "$HTTPD_PORT" ] && return 0
@@ -58,7 +65,7 @@ httpd_kill() {
 	fi
 }
 
-# httpd_stop: SIGTERM, then waits up to ten seconds for the exit.  Sets
+# httpd_stop: SIGTERM, then waits up to HTTPD_WAIT seconds for the exit.  Sets
 # HTTPD_STATUS to the exit status and HTTPD_REPORT to the JSON line.
 httpd_stop() {
 	HTTPD_STATUS=
@@ -66,12 +73,13 @@ httpd_stop() {
 	[ -n "$HTTPD_PID" ] || return 1
 	kill -TERM "$HTTPD_PID" 2>/dev/null
 	tries=0
-	while kill -0 "$HTTPD_PID" 2>/dev/null && [ $tries -lt 100 ]; do
+	while kill -0 "$HTTPD_PID" 2>/dev/null &&
+		[ $tries -lt $((HTTPD_WAIT * 10)) ]; do
 		sleep_tenth
 		tries=$((tries + 1))
 	done
 	if kill -0 "$HTTPD_PID" 2>/dev/null; then
-		echo "httpd did not exit within ten seconds of SIGTERM" >&2
+		echo "httpd did not exit within $HTTPD_WAIT s of SIGTERM" >&2
 		httpd_kill
 		HTTPD_STATUS=124
 		return 1

@@ -89,9 +89,9 @@ $(cat "$HTTPD_ERR")"
 done
 
 # A bad option is refused with status 2, before any socket is opened.
-timeout 10 "$httpd" --threads=0 >/dev/null 2>&1
+timeout 60 "$httpd" --threads=0 >/dev/null 2>&1
 check options "$([ $? -eq 2 ]; echo $?)" "--threads=0 was not refused"
-timeout 10 "$httpd" --allocator=nonesuch >/dev/null 2>&1
+timeout 60 "$httpd" --allocator=nonesuch >/dev/null 2>&1
 check options "$([ $? -eq 2 ]; echo $?)" "--allocator=nonesuch was not refused"
 
 check_summary

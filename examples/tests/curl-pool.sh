@@ -116,7 +116,7 @@ esac
 clean_report missing "$report"
 
 # Bad options exit 2.
-timeout 10 "$curl_pool" --allocator=nonesuch "$base/" >/dev/null 2>&1
+timeout 60 "$curl_pool" --allocator=nonesuch "$base/" >/dev/null 2>&1
 check options "$([ $? -eq 2 ]; echo $?)" "a bad --allocator was accepted"
 
 httpd_stop

@@ -36,7 +36,7 @@ fail() {
 }
 
 # A bad port is refused with status 2.
-timeout 10 "$server" 70000 >/dev/null 2>&1
+timeout 60 "$server" 70000 >/dev/null 2>&1
 [ $? -eq 2 ] || fail "port 70000 was not refused"
 
 # The server is signalled itself, once: a SIGTERM from the test below, or
