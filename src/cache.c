@@ -138,10 +138,11 @@ static void prune_orphans(void)
 
 static struct thread_cache *cache_make(struct pool *pool);
 
-/* This thread's cache for the pool, created on first use, held by the
- * hint; NULL when it cannot be made (the caller falls back). */
-struct thread_cache *cache_lookup(struct pool *pool)
+struct thread_cache *cache_of_thread(struct pool *pool)
 {
+	struct thread_hint *hint = hint_of(pool);
+	if (hint->pool_id == pool->id)
+		return hint->cache;
 	for (struct thread_cache *tc = thread_caches; tc;
 	     tc = tc->thread_next) {
 		if (tc->pool_id == pool->id) {
@@ -149,12 +150,22 @@ struct thread_cache *cache_lookup(struct pool *pool)
 			return tc;
 		}
 	}
+	return NULL;
+}
+
+/* This thread's cache for the pool, created on first use, held by the
+ * hint; NULL when it cannot be made (the caller falls back). */
+struct thread_cache *cache_lookup(struct pool *pool)
+{
+	struct thread_cache *tc = cache_of_thread(pool);
+	if (tc != NULL)
+		return tc;
 
 	/* Making a cache maps memory and may fail: errno is kept, since a
 	 * pool_free() that makes one (a thread's first call) changes none,
 	 * and an allocation that then falls back succeeds. */
 	int saved = errno;
-	struct thread_cache *tc = cache_make(pool);
+	tc = cache_make(pool);
 	errno = saved;
 	return tc;
 }

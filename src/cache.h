@@ -125,6 +125,9 @@ POOL_INLINE void hint_set_span(struct pool *pool, struct span *span)
 	hint->capacity = span->capacity;
 }
 
+/* The thread's cache for the pool, then held by the pool's hint, or NULL
+ * when the thread has none: never made. */
+struct thread_cache *cache_of_thread(struct pool *pool);
 /* The thread's cache for the pool when its hint holds another pool:
  * found in the thread's list, or made. */
 POOL_NOINLINE struct thread_cache *cache_lookup(struct pool *pool);

@@ -66,9 +66,10 @@ size_t thread_trim(struct pool *pool)
 	struct span *taken = NULL;
 	size_t bytes = 0;
 
-	/* The spans nobody holds: taken off the stack (each is ours until it
-	 * goes back), their remote frees drained, the idle ones given back.
-	 * Spans held by threads are left alone.  The lock keeps fork() out
+	thread_give_up_own(pool);
+	/* Then the spans nobody holds: taken off the stack (each is ours until
+	 * it goes back), their remote frees drained, the idle ones given back.
+	 * Spans other threads hold are left alone.  The lock keeps fork() out
 	 * (and other trims); trim_seq tells the allocating threads (point 12
 	 * of the design). */
 	lock_acquire(&pool->lock);

@@ -136,8 +136,12 @@
  *    the owner line); the blocks handed out now are its out bits that no
  *    claim cancels, so the frees are the difference and nobody counts them.
  *
- * 12. pool_trim() gives back the pages of the spans on the available stack
- *    whose blocks are all free; spans a thread holds are left alone.  It
+ * 12. pool_trim() first gives up the calling thread's spans, as its exit
+ *    would (its stack back to its spans, then each span given up): the
+ *    blocks other threads freed into them, which only their owner drains,
+ *    become every thread's.  Then it gives back the pages of the spans on
+ *    the available stack whose blocks are all free; spans other threads
+ *    hold are left alone.  It
  *    holds them off the stack meanwhile, so trim_seq is odd from before its
  *    first pop to after its last push.  A thread that finds no span while
  *    it is odd, or finds that it changed, looks again under pool->lock,
@@ -1014,6 +1018,23 @@ static void cache_release_all(struct pool *pool, struct thread_cache *tc)
 static void span_cache_retire(struct pool *pool, struct thread_cache *tc)
 {
 	stack_flush_retired(pool, tc);
+	cache_release_all(pool, tc);
+}
+
+/* pool_trim()'s first part (point 12): the calling thread gives up what
+ * it holds for the pool, as at its exit, and takes spans again at its next
+ * allocation.  A thread that stops allocating so lets the other threads
+ * use the blocks they free into its spans, which it alone would drain. */
+void thread_give_up_own(struct pool *pool)
+{
+	struct thread_cache *tc = cache_of_thread(pool);
+	if (tc == NULL)
+		return;
+	struct thread_hint *hint = hint_of(pool);
+	if (hint->stack.head != NULL)
+		stack_flush(pool, tc, UINT32_MAX);
+	tc->active = hint_span(hint);
+	hint_set_span(pool, NULL);
 	cache_release_all(pool, tc);
 }
 

@@ -278,8 +278,10 @@ POOL_INLINE bool thread_free_is_remote(struct pool *pool, struct span *span)
 
 /* Whether the block of that index is handed out now. */
 bool thread_block_is_live(struct pool *pool, size_t index);
-/* pool_trim(): gives back the pages of the spans nobody holds and whose
- * blocks are all free; returns the bytes. */
+/* pool_trim(): the caller gives up its spans (span.c), then the pages of
+ * the spans nobody holds and whose blocks are all free go back; returns
+ * the bytes. */
+void thread_give_up_own(struct pool *pool);
 size_t thread_trim(struct pool *pool);
 /* Sets up and tears down what the mode keeps beside the region. */
 int thread_pool_init(struct pool *pool);

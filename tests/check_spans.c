@@ -1215,6 +1215,65 @@ static size_t take_distinct(pool_t *pool, size_t size, size_t most)
 }
 
 /*
+ * A thread that stops allocating keeps its spans, and the blocks other
+ * threads free into them wait for it: only it drains them.  Here it
+ * freed some blocks of each span itself, so its spans have free blocks
+ * and none is sealed.  pool_trim()
+ * called by that thread gives its spans up, as its exit would: its
+ * stack goes back to its spans, the other threads get every block, and
+ * the pages of the spans wholly free go back.
+ */
+#define OWN_TRIM_EVERY 16 /* the owner frees every 16th block itself */
+
+static void *trim_owner_run(void *arg)
+{
+	struct drained *d = arg;
+	d->blocks = take(d->pool, 64, DRAINED_BLOCKS);
+	for (size_t i = 0; i < DRAINED_BLOCKS; i += OWN_TRIM_EVERY)
+		pool_free(d->pool, d->blocks[i]);
+	pthread_barrier_wait(d->step); /* the main thread frees the rest */
+	pthread_barrier_wait(d->step);
+	size_t bytes = pool_trim(d->pool);
+	pthread_barrier_wait(d->step); /* the main thread counts */
+	pthread_barrier_wait(d->step); /* idle, alive, until then */
+	/* The owner allocates again, from spans it takes anew. */
+	void *again = pool_malloc(d->pool, 64);
+	ck_assert_ptr_nonnull(again);
+	pool_free(d->pool, again);
+	return (void *)bytes;
+}
+
+START_TEST(test_trim_gives_up_the_callers_spans)
+{
+	pool_t *pool = test_pool(64, DRAINED_BLOCKS, PT);
+	pthread_barrier_t step;
+	pthread_t owner;
+	struct drained d = {.pool = pool, .step = &step};
+
+	pthread_barrier_init(&step, NULL, 2);
+	ck_assert_int_eq(pthread_create(&owner, NULL, trim_owner_run, &d), 0);
+	pthread_barrier_wait(&step);
+	for (size_t i = 0; i < DRAINED_BLOCKS; i++)
+		if (i % OWN_TRIM_EVERY != 0)
+			pool_free(pool, d.blocks[i]);
+	pthread_barrier_wait(&step);
+	pthread_barrier_wait(&step);
+	size_t left = take_distinct(pool, 64, DRAINED_BLOCKS);
+	pthread_barrier_wait(&step);
+	void *bytes;
+	ck_assert_int_eq(pthread_join(owner, &bytes), 0);
+	pthread_barrier_destroy(&step);
+	free(d.blocks);
+	ck_assert_uint_eq(left, DRAINED_BLOCKS);
+	/* Every span was wholly free: their pages, the region's but for
+	 * at most a page at each end, went back. */
+	ck_assert_uint_ge((size_t)bytes, (size_t)DRAINED_BLOCKS * 64 -
+	                                     2 * (size_t)getpagesize());
+	ck_assert_uint_eq(stats_of(pool).in_use, 0);
+}
+END_TEST
+
+/*
  * A use after free overwrites the link of a block on the thread's stack,
  * and a later free leaves another span with nothing handed out, so its
  * blocks are taken back off the stack: that walk must not follow the
@@ -1622,6 +1681,7 @@ Suite *spans_suite(void)
 	tcase_add_test(tc, test_dry_pool_loses_nothing);
 	tcase_add_test(tc, test_idle_threads_hold_little);
 	tcase_add_test(tc, test_remote_freed_spans_come_back);
+	tcase_add_test(tc, test_trim_gives_up_the_callers_spans);
 	tcase_add_test(tc, test_stack_damage_met_by_a_purge);
 	tcase_add_test(tc, test_purge_takes_a_run_off_the_top);
 	tcase_add_test(tc, test_stack_damage_below_a_run);
