@@ -4,8 +4,8 @@
  *
  * Whether it is preloaded (LD_PRELOAD) or linked, this library defines
  * malloc(), calloc(), realloc(), reallocarray(), free(), posix_memalign(),
- * aligned_alloc(), memalign(), valloc(), pvalloc() and
- * malloc_usable_size(), and serves them from one pool set.  What the set
+ * aligned_alloc(), memalign(), valloc(), pvalloc(), malloc_usable_size()
+ * and malloc_trim(), and serves them from one pool set.  What the set
  * does not serve (sizes above its largest class, requests to a class that
  * ran out, and alignments above a page) goes to the C library's own
  * allocator, which glibc exports as __libc_malloc() and its kin.  The set
@@ -262,12 +262,23 @@ static void settings_read(struct settings *s)
 
 /* ------------------------------------------------------------ fallback */
 
-/* glibc's malloc_usable_size() has no second name, so it is looked up in
- * the objects loaded after this library, and this library's own
- * malloc_usable_size() is never taken for it. */
+/* glibc's malloc_usable_size() and malloc_trim() have no second name, so
+ * they are looked up in the objects loaded after this library, and this
+ * library's own are never taken for them. */
 static _Atomic(size_t (*)(void *)) libc_usable_size_fn;
+static _Atomic(int (*)(size_t)) libc_trim_fn;
 
 EXPORT size_t malloc_usable_size(void *ptr);
+EXPORT int malloc_trim(size_t pad);
+
+/* The next definition of name in the search order (the C library's), or
+ * NULL when there is none but self.  dlsym() with RTLD_NEXT allocates
+ * nothing when it succeeds. */
+static void *libc_next(const char *name, void *self)
+{
+	void *sym = dlsym(RTLD_NEXT, name);
+	return sym == self ? NULL : sym;
+}
 
 static size_t (*libc_usable_size_resolve(void))(void *)
 {
@@ -275,13 +286,20 @@ static size_t (*libc_usable_size_resolve(void))(void *)
 	    atomic_load_explicit(&libc_usable_size_fn, memory_order_acquire);
 	if (likely(fn != NULL))
 		return fn;
-	/* dlsym() with RTLD_NEXT finds the next definition in the search
-	 * order (the C library's), and allocates nothing when it succeeds. */
-	void *sym = dlsym(RTLD_NEXT, "malloc_usable_size");
-	if (sym == NULL || sym == (void *)malloc_usable_size)
-		return NULL;
-	fn = (size_t(*)(void *))sym;
+	fn = (size_t(*)(void *))libc_next("malloc_usable_size",
+	                                  (void *)malloc_usable_size);
 	atomic_store_explicit(&libc_usable_size_fn, fn, memory_order_release);
+	return fn;
+}
+
+static int (*libc_trim_resolve(void))(size_t)
+{
+	int (*fn)(size_t) =
+	    atomic_load_explicit(&libc_trim_fn, memory_order_acquire);
+	if (likely(fn != NULL))
+		return fn;
+	fn = (int (*)(size_t))libc_next("malloc_trim", (void *)malloc_trim);
+	atomic_store_explicit(&libc_trim_fn, fn, memory_order_release);
 	return fn;
 }
 
@@ -609,13 +627,32 @@ EXPORT size_t malloc_usable_size(void *ptr)
 	return libc_usable_size(ptr);
 }
 
+/*
+ * Gives back the pages of the set's free blocks (pool_set_trim(): in a
+ * POOL_PER_THREAD set the calling thread gives up its spans first, so a
+ * thread about to go idle makes the blocks others free into them every
+ * thread's), then the C library's heap's, as glibc's malloc_trim() does
+ * with pad.  Returns 1 when either gave memory back, else 0.
+ */
+EXPORT int malloc_trim(size_t pad)
+{
+	size_t bytes = 0;
+	pool_set_t *set = set_if_ready();
+	if (set != NULL)
+		bytes = pool_set_trim(set);
+	int (*fn)(size_t) = libc_trim_resolve();
+	int heap = fn != NULL ? fn(pad) : 0;
+	return bytes > 0 || heap != 0;
+}
+
 /* ------------------------------------------------------------ load, exit */
 
-/* Looks up glibc's malloc_usable_size() while the program starts, so that
- * no later call has to. */
+/* Looks up glibc's malloc_usable_size() and malloc_trim() while the
+ * program starts, so that no later call has to. */
 __attribute__((constructor)) static void malloc_load(void)
 {
 	(void)libc_usable_size_resolve();
+	(void)libc_trim_resolve();
 }
 
 /* Writes the name of the statistics file into out: "%p" becomes the

@@ -10,7 +10,8 @@
  * With the argument "set", it also checks that the set serves the process:
  * a 17-byte request has the usable size of its class (32), a size above
  * the largest class and an alignment above a page are served (by the C
- * library) and freed through the same free().
+ * library) and freed through the same free(), and malloc_trim() gives
+ * back the pages of the set's free blocks.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -237,6 +238,52 @@ static void check_set_serves(void)
 	free(a);
 }
 
+/* The process's resident bytes, from /proc/self/statm; 0 if unknown. */
+static size_t resident_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Under the set: malloc_trim() gives back the pages of the set's free
+ * blocks.  16 MiB of 4 KiB blocks (a class of the set), written, then
+ * freed: a trim gives back at least half of them and says so, and the
+ * class serves them again. */
+#define TRIM_BLOCKS 4096
+#define TRIM_SIZE   4096
+
+static void check_set_trim(void)
+{
+	static void *blocks[TRIM_BLOCKS];
+	for (int i = 0; i < TRIM_BLOCKS; i++) {
+		blocks[i] = malloc(TRIM_SIZE);
+		CHECK(blocks[i] != NULL);
+		if (blocks[i] != NULL)
+			memset(blocks[i], i, TRIM_SIZE);
+	}
+	for (int i = 0; i < TRIM_BLOCKS; i++)
+		free(blocks[i]);
+	size_t before = resident_bytes();
+	CHECK(malloc_trim(0) == 1);
+	size_t after = resident_bytes();
+	if (before != 0)
+		CHECK(after + (size_t)TRIM_BLOCKS * TRIM_SIZE / 2 <= before);
+	void *again = malloc(TRIM_SIZE);
+	CHECK(again != NULL && malloc_usable_size(again) == TRIM_SIZE);
+	if (again != NULL)
+		memset(again, 1, TRIM_SIZE);
+	free(again);
+	/* Nothing more to give back: still a valid call. */
+	int second = malloc_trim(0);
+	CHECK(second == 0 || second == 1);
+}
+
 /* "heap": the page faults of large blocks (the set's classes stop at 32
  * KiB, so the C library's heap serves them) allocated, written and freed
  * in turn, printed for malloc-settings.sh to compare heap= settings. */
@@ -267,8 +314,10 @@ int main(int argc, char **argv)
 	check_aligned_calls();
 	check_reallocarray();
 	check_usable_and_realloc();
-	if (set)
+	if (set) {
 		check_set_serves();
+		check_set_trim();
+	}
 	printf("malloc-api: %s, %d failures\n", set ? "set" : "C library",
 	       failures);
 	return failures == 0 ? 0 : 1;

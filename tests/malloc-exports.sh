@@ -4,7 +4,7 @@
 set -u
 . "$abs_top_srcdir/tests/malloc-common.sh"
 
-expected="aligned_alloc calloc free malloc malloc_usable_size memalign
+expected="aligned_alloc calloc free malloc malloc_trim malloc_usable_size memalign
 posix_memalign pvalloc realloc reallocarray valloc"
 # Absolute symbols (type A) are version nodes, not functions.
 actual=$(${NM:-nm} -D --defined-only "$preload" |
