@@ -6,11 +6,13 @@
  * freeing them, a quarter through another thread (a cross-thread free);
  * the threads exit at the end of each round, so in POOL_PER_THREAD mode
  * their spans come back to the pool.  Meanwhile a trimmer calls
- * pool_trim() without pause.  A trim that gave back a page holding a live
- * block would zero it under its owner: the check after the burst finds
- * it.  At the end nothing is in use, the counts agree, the pool gave
- * something back (a trim after the run at the latest), and one thread can
- * take every block again, each handed out once.
+ * pool_trim() without pause, and each thread calls it now and then
+ * between its bursts (giving up its own spans in POOL_PER_THREAD mode).
+ * A trim that gave back a page holding a live block would zero it under
+ * its owner: the check after the burst finds it.  At the end nothing is
+ * in use, the counts agree, the pool gave something back (a trim after
+ * the run at the latest), and one thread can take every block again, each
+ * handed out once.
  *
  * SPDX-License-Identifier: MIT
  */
@@ -98,11 +100,20 @@ static void burst(struct trim_thread *t, uint32_t number)
 	}
 }
 
+/* Every TRIM_OWN_EVERY bursts a thread trims too: in POOL_PER_THREAD
+ * mode it then gives up its own spans while the others free into them. */
+#define TRIM_OWN_EVERY 8
+
 static void *trim_thread_fn(void *arg)
 {
 	struct trim_thread *t = arg;
-	for (size_t b = 0; b < t->r->bursts; b++)
+	for (size_t b = 0; b < t->r->bursts; b++) {
 		burst(t, (uint32_t)b);
+		if (b % TRIM_OWN_EVERY == TRIM_OWN_EVERY - 1)
+			atomic_fetch_add_explicit(&t->r->trimmed,
+			                          pool_trim(t->r->tr.pool),
+			                          memory_order_relaxed);
+	}
 	return NULL;
 }
 
