@@ -1163,17 +1163,27 @@ static void *drained_owner_run(void *arg)
 	return NULL;
 }
 
+/* A pool of DRAINED_BLOCKS, and its owner thread started on run, which
+ * has taken its blocks once the call returns. */
+static pthread_t start_owner(struct drained *d, pthread_barrier_t *step,
+                             void *(*run)(void *))
+{
+	pthread_t owner;
+	*d = (struct drained){.pool = test_pool(64, DRAINED_BLOCKS, PT),
+	                      .step = step};
+	pthread_barrier_init(step, NULL, 2);
+	ck_assert_int_eq(pthread_create(&owner, NULL, run, d), 0);
+	pthread_barrier_wait(step);
+	return owner;
+}
+
 START_TEST(test_remote_freed_spans_come_back)
 {
-	pool_t *pool = test_pool(64, DRAINED_BLOCKS, PT);
 	pthread_barrier_t step;
-	pthread_t owner;
-	struct drained d = {.pool = pool, .step = &step};
+	struct drained d;
+	pthread_t owner = start_owner(&d, &step, drained_owner_run);
+	pool_t *pool = d.pool;
 
-	pthread_barrier_init(&step, NULL, 2);
-	ck_assert_int_eq(pthread_create(&owner, NULL, drained_owner_run, &d),
-	                 0);
-	pthread_barrier_wait(&step);
 	for (size_t i = 0; i < DRAINED_BLOCKS; i++)
 		pool_free(pool, d.blocks[i]);
 	pthread_barrier_wait(&step);
@@ -1245,14 +1255,11 @@ static void *trim_owner_run(void *arg)
 
 START_TEST(test_trim_gives_up_the_callers_spans)
 {
-	pool_t *pool = test_pool(64, DRAINED_BLOCKS, PT);
 	pthread_barrier_t step;
-	pthread_t owner;
-	struct drained d = {.pool = pool, .step = &step};
+	struct drained d;
+	pthread_t owner = start_owner(&d, &step, trim_owner_run);
+	pool_t *pool = d.pool;
 
-	pthread_barrier_init(&step, NULL, 2);
-	ck_assert_int_eq(pthread_create(&owner, NULL, trim_owner_run, &d), 0);
-	pthread_barrier_wait(&step);
 	for (size_t i = 0; i < DRAINED_BLOCKS; i++)
 		if (i % OWN_TRIM_EVERY != 0)
 			pool_free(pool, d.blocks[i]);
