@@ -1225,6 +1225,46 @@ static size_t take_distinct(pool_t *pool, size_t size, size_t most)
 }
 
 /*
+ * Blocks that another thread freed into the active span are used before
+ * its never-used blocks: the owner takes 100 blocks of a fresh span, the
+ * main thread frees them, and the owner's next 100 allocations are those
+ * blocks again, with no block touched beyond them.
+ */
+#define REUSED_BLOCKS 100
+
+static void *reuse_owner_run(void *arg)
+{
+	struct drained *d = arg;
+	d->blocks = take(d->pool, 64, REUSED_BLOCKS);
+	pthread_barrier_wait(d->step); /* the main thread frees them */
+	pthread_barrier_wait(d->step);
+	void **again = take(d->pool, 64, REUSED_BLOCKS);
+	qsort(d->blocks, REUSED_BLOCKS, sizeof *again, pointer_order);
+	qsort(again, REUSED_BLOCKS, sizeof *again, pointer_order);
+	for (size_t i = 0; i < REUSED_BLOCKS; i++)
+		ck_assert_ptr_eq(again[i], d->blocks[i]);
+	ck_assert_uint_eq(stats_of(d->pool).peak_in_use, REUSED_BLOCKS);
+	give_back(d->pool, again, REUSED_BLOCKS);
+	return NULL;
+}
+
+START_TEST(test_remote_frees_before_fresh_blocks)
+{
+	pthread_barrier_t step;
+	struct drained d;
+	pthread_t owner = start_owner(&d, &step, reuse_owner_run);
+
+	for (size_t i = 0; i < REUSED_BLOCKS; i++)
+		pool_free(d.pool, d.blocks[i]);
+	pthread_barrier_wait(&step);
+	ck_assert_int_eq(pthread_join(owner, NULL), 0);
+	pthread_barrier_destroy(&step);
+	free(d.blocks);
+	ck_assert_uint_eq(stats_of(d.pool).in_use, 0);
+}
+END_TEST
+
+/*
  * A thread that stops allocating keeps its spans, and the blocks other
  * threads free into them wait for it: only it drains them.  Here it
  * freed some blocks of each span itself, so its spans have free blocks
@@ -1689,6 +1729,7 @@ Suite *spans_suite(void)
 	tcase_add_test(tc, test_idle_threads_hold_little);
 	tcase_add_test(tc, test_remote_freed_spans_come_back);
 	tcase_add_test(tc, test_trim_gives_up_the_callers_spans);
+	tcase_add_test(tc, test_remote_frees_before_fresh_blocks);
 	tcase_add_test(tc, test_stack_damage_met_by_a_purge);
 	tcase_add_test(tc, test_purge_takes_a_run_off_the_top);
 	tcase_add_test(tc, test_stack_damage_below_a_run);
