@@ -56,8 +56,10 @@ for page in $MAN_PAGES; do
 		status=1
 		continue
 	fi
-	if ! "$tmp/$name" >"$tmp/out" 2>&1; then
-		echo "FAIL: $page: the example exits with status $?:"
+	"$tmp/$name" >"$tmp/out" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "FAIL: $page: the example exits with status $rc:"
 		cat "$tmp/out"
 		status=1
 		continue
