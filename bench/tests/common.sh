@@ -65,6 +65,25 @@ httpd_kill() {
 	fi
 }
 
+# httpd_where: what a server that does not exit is doing, for the log:
+# whether it printed its report (a hang at exit rather than in the
+# shutdown), and every thread's stack when gdb is installed.  The server
+# is the child of timeout(1), whose pid HTTPD_PID is.
+httpd_where() {
+	if grep -q '^{' "$HTTPD_OUT" 2>/dev/null; then
+		echo "httpd printed its report: it hangs at exit" >&2
+	else
+		echo "httpd printed no report: it hangs in its shutdown" >&2
+	fi
+	command -v gdb >/dev/null 2>&1 || return 0
+	for pid in $(sed -n 's/^\([0-9]*\) (.*) . \([0-9]*\) .*/\1 \2/p' \
+		/proc/[0-9]*/stat 2>/dev/null | awk -v p="$HTTPD_PID" '$2 == p { print $1 }'); do
+		timeout 60 gdb -batch -nx -p "$pid" \
+			-ex 'thread apply all bt' </dev/null 2>&1 |
+			grep -E '^(Thread|#)' >&2
+	done
+}
+
 # httpd_stop: SIGTERM, then waits up to HTTPD_WAIT seconds for the exit.  Sets
 # HTTPD_STATUS to the exit status and HTTPD_REPORT to the JSON line.
 httpd_stop() {
@@ -80,6 +99,7 @@ httpd_stop() {
 	done
 	if kill -0 "$HTTPD_PID" 2>/dev/null; then
 		echo "httpd did not exit within $HTTPD_WAIT s of SIGTERM" >&2
+		httpd_where
 		httpd_kill
 		HTTPD_STATUS=124
 		return 1
